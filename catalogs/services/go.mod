@@ -1,0 +1,3 @@
+module cozystack.io/catalogs/services
+
+go 1.26.0

@@ -1,0 +1,3 @@
+module cozystack.io/contracts
+
+go 1.26.0

@@ -1,0 +1,3 @@
+module cozystack.io/platform
+
+go 1.26.0
