@@ -290,12 +290,14 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context) error {
 		fmt.Sprintf("--secure-port=%d", cp.Ports.ControllerManager),
 		"--cert-dir=" + filepath.Join(cp.Dir, "kube-controller-manager"),
 		"--leader-elect=false",
-		// Only what a cluster without nodes needs: ownerReference garbage
+		// Each controller acts as its own kube-system service account (the
+		// default RBAC roles assume it). Only what a cluster without nodes
+		// needs runs: ownerReference garbage
 		// collection, namespace deletion and service-account tokens.
 		"--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller",
 		"--service-account-private-key-file=" + p.ServiceAccountKey(),
 		"--root-ca-file=" + p.CACert(),
-		"--use-service-account-credentials=false",
+		"--use-service-account-credentials=true",
 		"--v=1",
 	}
 	return cp.run(ctx, "kube-controller-manager", args, nil,
