@@ -1,0 +1,424 @@
+// Package appschema applies an ApplicationDefinition's openAPISchema (the
+// values schema of its chart, contract K1) to application specs: validation
+// (JSON Schema draft 2020-12 via santhosh-tekuri/jsonschema), defaulting,
+// unknown-field detection and deprecated-field detection.
+//
+// Unknown fields follow the structural-schema rule of Kubernetes CRDs: a field
+// is unknown when its object schema lists `properties` and allows nothing
+// else (no `additionalProperties`, no `x-kubernetes-preserve-unknown-fields`).
+// An object schema with neither properties nor additionalProperties is a free
+// form map, as the upstream ApplicationDefinitions use it. Properties of
+// allOf/anyOf/oneOf branches at the same level count as known.
+//
+// Field paths in results are rooted at "spec", the way kubectl shows them.
+package appschema
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+var printer = message.NewPrinter(language.English)
+
+// Schema is a compiled values schema.
+type Schema struct {
+	raw      map[string]any
+	compiled *jsonschema.Schema
+}
+
+// SyntaxError reports an openAPISchema that is not a JSON object.
+type SyntaxError struct{ Err error }
+
+func (e *SyntaxError) Error() string {
+	return "spec.application.openAPISchema is not valid JSON: " + e.Err.Error() + "; fix the JSON document"
+}
+
+func (e *SyntaxError) Unwrap() error { return e.Err }
+
+// CompileError reports a schema that is JSON but not a valid JSON Schema.
+type CompileError struct{ Err error }
+
+func (e *CompileError) Error() string {
+	return "spec.application.openAPISchema does not compile as JSON Schema draft 2020-12: " + e.Err.Error()
+}
+
+func (e *CompileError) Unwrap() error { return e.Err }
+
+// Compile parses and compiles doc, the openAPISchema string of an AD. An
+// empty doc is the schema of a free-form object. Errors are *SyntaxError or
+// *CompileError.
+func Compile(doc string) (*Schema, error) {
+	if strings.TrimSpace(doc) == "" {
+		doc = `{"type":"object"}`
+	}
+	var raw any
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, &SyntaxError{Err: err}
+	}
+	if dec.More() {
+		return nil, &SyntaxError{Err: errors.New("trailing data after the JSON document")}
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return nil, &SyntaxError{Err: fmt.Errorf("the document is a %T, not a JSON object", raw)}
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	const url = "mem://openAPISchema.json"
+	if err := c.AddResource(url, raw); err != nil {
+		return nil, &CompileError{Err: err}
+	}
+	compiled, err := c.Compile(url)
+	if err != nil {
+		return nil, &CompileError{Err: err}
+	}
+	// Defaults are copied into objects: keep them in the unstructured
+	// value types (int64, float64) the API machinery uses.
+	return &Schema{raw: normalize(obj).(map[string]any), compiled: compiled}, nil
+}
+
+// Raw returns the schema document with numbers as int64 or float64. Callers
+// must not modify it.
+func (s *Schema) Raw() map[string]any { return s.raw }
+
+// Validate checks spec against the schema and returns one error per failing
+// field, with paths such as spec.replicas or spec.users[0].name.
+func (s *Schema) Validate(spec map[string]any) field.ErrorList {
+	err := s.compiled.Validate(toJSONValue(spec))
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
+	}
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for _, leaf := range leaves(ve) {
+		e := toFieldError(spec, leaf)
+		if key := e.Error(); !seen[key] {
+			seen[key] = true
+			errs = append(errs, e)
+		}
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Field < errs[j].Field })
+	return errs
+}
+
+func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return []*jsonschema.ValidationError{e}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range e.Causes {
+		out = append(out, leaves(c)...)
+	}
+	return out
+}
+
+func toFieldError(spec map[string]any, e *jsonschema.ValidationError) *field.Error {
+	path, value := instancePath(spec, e.InstanceLocation)
+	msg := e.ErrorKind.LocalizedString(printer)
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		if len(k.Missing) > 0 {
+			return field.Required(path.Child(k.Missing[0]), "required by the schema of this kind")
+		}
+	case *kind.AdditionalProperties:
+		if len(k.Properties) > 0 {
+			return field.Forbidden(path.Child(k.Properties[0]), "unknown field: the schema of this kind does not allow it")
+		}
+	case *kind.Enum:
+		vals := make([]string, 0, len(k.Want))
+		for _, w := range k.Want {
+			vals = append(vals, fmt.Sprint(w))
+		}
+		return field.NotSupported(path, value, vals)
+	}
+	return field.Invalid(path, value, msg)
+}
+
+// instancePath turns a JSON pointer's tokens into a field path, using the
+// instance to tell array indexes from object keys.
+func instancePath(spec map[string]any, tokens []string) (*field.Path, any) {
+	p := field.NewPath("spec")
+	var cur any = spec
+	for _, t := range tokens {
+		switch v := cur.(type) {
+		case []any:
+			i, err := strconv.Atoi(t)
+			if err == nil && i >= 0 && i < len(v) {
+				p = p.Index(i)
+				cur = v[i]
+				continue
+			}
+			p = p.Child(t)
+			cur = nil
+		case map[string]any:
+			p = p.Child(t)
+			cur = v[t]
+		default:
+			p = p.Child(t)
+			cur = nil
+		}
+	}
+	return p, cur
+}
+
+// toJSONValue converts the unstructured value types (int64) to the ones the
+// validator expects.
+func toJSONValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = toJSONValue(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = toJSONValue(x)
+		}
+		return out
+	case int64:
+		return json.Number(strconv.FormatInt(t, 10))
+	case int:
+		return json.Number(strconv.Itoa(t))
+	case int32:
+		return json.Number(strconv.FormatInt(int64(t), 10))
+	case float64:
+		return json.Number(strconv.FormatFloat(t, 'g', -1, 64))
+	default:
+		return v
+	}
+}
+
+// normalize converts json.Number into int64 or float64, as unstructured
+// objects hold numbers.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = normalize(x)
+		}
+		return t
+	case []any:
+		for i, x := range t {
+			t[i] = normalize(x)
+		}
+		return t
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		f, _ := t.Float64()
+		return f
+	default:
+		return v
+	}
+}
+
+// Default fills in, in place, every absent field whose schema has a default,
+// recursing into present objects and array items (the defaulting rule of
+// structural CRD schemas).
+func (s *Schema) Default(spec map[string]any) {
+	defaultObject(s.raw, spec)
+}
+
+func defaultObject(schema map[string]any, obj map[string]any) {
+	for _, node := range branches(schema) {
+		props, _ := node["properties"].(map[string]any)
+		for name, ps := range props {
+			propSchema, ok := ps.(map[string]any)
+			if !ok {
+				continue
+			}
+			if _, present := obj[name]; !present {
+				if def, ok := propSchema["default"]; ok {
+					obj[name] = runtime.DeepCopyJSONValue(def)
+				}
+			}
+			if v, present := obj[name]; present {
+				defaultValue(propSchema, v)
+			}
+		}
+		if ap, ok := node["additionalProperties"].(map[string]any); ok {
+			for name, v := range obj {
+				if _, known := props[name]; !known {
+					defaultValue(ap, v)
+				}
+			}
+		}
+	}
+}
+
+func defaultValue(schema map[string]any, v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		defaultObject(schema, t)
+	case []any:
+		for _, node := range branches(schema) {
+			if items, ok := node["items"].(map[string]any); ok {
+				for _, x := range t {
+					defaultValue(items, x)
+				}
+			}
+		}
+	}
+}
+
+// branches returns the schema node and its allOf/anyOf/oneOf sub-schemas,
+// whose properties apply at the same level.
+func branches(schema map[string]any) []map[string]any {
+	out := []map[string]any{schema}
+	for _, key := range []string{"allOf", "anyOf", "oneOf"} {
+		list, _ := schema[key].([]any)
+		for _, b := range list {
+			if m, ok := b.(map[string]any); ok {
+				out = append(out, branches(m)...)
+			}
+		}
+	}
+	return out
+}
+
+// UnknownFields returns the paths of fields the schema does not know, in
+// lexical order.
+func (s *Schema) UnknownFields(spec map[string]any) []string {
+	var out []string
+	walkUnknown(s.raw, spec, field.NewPath("spec"), func(p *field.Path, _ map[string]any, _ string) {
+		out = append(out, p.String())
+	})
+	sort.Strings(out)
+	return out
+}
+
+// Prune removes the fields UnknownFields reports and returns their paths.
+func (s *Schema) Prune(spec map[string]any) []string {
+	var out []string
+	walkUnknown(s.raw, spec, field.NewPath("spec"), func(p *field.Path, parent map[string]any, key string) {
+		out = append(out, p.String())
+		delete(parent, key)
+	})
+	sort.Strings(out)
+	return out
+}
+
+func walkUnknown(schema map[string]any, v any, path *field.Path, found func(*field.Path, map[string]any, string)) {
+	switch t := v.(type) {
+	case map[string]any:
+		known := map[string]map[string]any{}
+		var additional map[string]any
+		hasProps, open := false, false
+		for _, node := range branches(schema) {
+			if preserve, _ := node["x-kubernetes-preserve-unknown-fields"].(bool); preserve {
+				open = true
+			}
+			if props, ok := node["properties"].(map[string]any); ok {
+				hasProps = true
+				for name, ps := range props {
+					if m, ok := ps.(map[string]any); ok {
+						known[name] = m
+					}
+				}
+			}
+			switch ap := node["additionalProperties"].(type) {
+			case bool:
+				open = open || ap
+			case map[string]any:
+				additional = ap
+			}
+		}
+		free := !hasProps && additional == nil
+		for _, name := range sortedKeys(t) {
+			child := path.Child(name)
+			if ps, ok := known[name]; ok {
+				walkUnknown(ps, t[name], child, found)
+				continue
+			}
+			if additional != nil {
+				walkUnknown(additional, t[name], path.Key(name), found)
+				continue
+			}
+			if open || free {
+				continue
+			}
+			found(child, t, name)
+		}
+	case []any:
+		for _, node := range branches(schema) {
+			if items, ok := node["items"].(map[string]any); ok {
+				for i, x := range t {
+					walkUnknown(items, x, path.Index(i), found)
+				}
+			}
+		}
+	}
+}
+
+// Deprecated returns a message per field present in spec whose schema says
+// "deprecated": true, for Warning headers.
+func (s *Schema) Deprecated(spec map[string]any) []string {
+	var out []string
+	walkDeprecated(s.raw, spec, field.NewPath("spec"), &out)
+	sort.Strings(out)
+	return out
+}
+
+func walkDeprecated(schema map[string]any, v any, path *field.Path, out *[]string) {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, node := range branches(schema) {
+			props, _ := node["properties"].(map[string]any)
+			for name, ps := range props {
+				m, ok := ps.(map[string]any)
+				if !ok {
+					continue
+				}
+				val, present := t[name]
+				if !present {
+					continue
+				}
+				if dep, _ := m["deprecated"].(bool); dep {
+					msg := path.Child(name).String() + " is deprecated"
+					if d, _ := m["description"].(string); d != "" {
+						msg += ": " + d
+					}
+					*out = append(*out, msg)
+				}
+				walkDeprecated(m, val, path.Child(name), out)
+			}
+		}
+	case []any:
+		for _, node := range branches(schema) {
+			if items, ok := node["items"].(map[string]any); ok {
+				for i, x := range t {
+					walkDeprecated(items, x, path.Index(i), out)
+				}
+			}
+		}
+	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
