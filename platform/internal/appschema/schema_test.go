@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"cozystack.io/platform/internal/fixtures"
 )
 
 const testSchema = `{
@@ -185,12 +187,7 @@ func TestDeprecated(t *testing.T) {
 // Every upstream ApplicationDefinition's schema compiles, and its defaults
 // alone make a valid spec with no unknown fields.
 func TestUpstreamSchemas(t *testing.T) {
-	dir := upstreamADs(t)
-	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if len(files) != 25 {
-		t.Fatalf("found %d fixtures in %s, want 25", len(files), dir)
-	}
-	for _, f := range files {
+	for _, f := range fixtures.UpstreamADs(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			data, err := os.ReadFile(f)
 			if err != nil {
@@ -220,25 +217,5 @@ func TestUpstreamSchemas(t *testing.T) {
 				t.Errorf("defaults hold unknown fields: %v", u)
 			}
 		})
-	}
-}
-
-// upstreamADs finds shared/fixtures/upstream-ads beside the repository.
-func upstreamADs(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			p := filepath.Join(dir, "..", "shared", "fixtures", "upstream-ads")
-			if _, err := os.Stat(p); err != nil {
-				t.Fatalf("fixtures not found at %s: %v", p, err)
-			}
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.work not found above the working directory")
-		}
-		dir = parent
 	}
 }
