@@ -1,0 +1,224 @@
+// Package application is the storage of one application kind of the
+// apps.cozystack.io API: objects are stored as Flux HelmReleases (no other
+// store) and converted back on read (contract K1).
+package application
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"cozystack.io/platform/internal/apiserver/kinds"
+)
+
+// Labels the platform sets on every HelmRelease of an application (K1).
+const (
+	LabelApplicationKind  = "apps.cozystack.io/application.kind"
+	LabelApplicationGroup = "apps.cozystack.io/application.group"
+	LabelApplicationName  = "apps.cozystack.io/application.name"
+)
+
+// The K2 ConfigMap every application's HelmRelease takes values from. It is
+// not optional: without it the release waits instead of rendering with
+// empty cluster values.
+const (
+	ClusterValuesConfigMap = "cozystack-values"
+	ClusterValuesKey       = "values.yaml"
+)
+
+// ReleaseInterval is the HelmRelease reconcile interval.
+const ReleaseInterval = 5 * time.Minute
+
+// ReservedLabel reports whether a label key is set by the platform on the
+// HelmRelease of kind k, so an application may not set it: it would be
+// overwritten, and reading it back would not be reversible.
+func ReservedLabel(k *kinds.Kind, key string) bool {
+	if strings.HasPrefix(key, "apps.cozystack.io/application.") {
+		return true
+	}
+	_, ok := k.Release.Labels[key]
+	return ok
+}
+
+// ToHelmRelease converts an application of kind k into its HelmRelease.
+// values are the user's spec only, never schema defaults. metadata.uid,
+// resourceVersion, generation and the timestamps are the HelmRelease's own,
+// so they carry over untouched. The error lists invalid fields.
+func ToHelmRelease(k *kinds.Kind, app *unstructured.Unstructured) (*helmv2.HelmRelease, error) {
+	name := app.GetName()
+	labels := map[string]string{}
+	var errs field.ErrorList
+	for key, v := range app.GetLabels() {
+		if ReservedLabel(k, key) {
+			errs = append(errs, field.Forbidden(field.NewPath("metadata", "labels").Key(key),
+				fmt.Sprintf("label %s is set by the platform on every %s", key, k.Kind)))
+			continue
+		}
+		labels[key] = v
+	}
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	for key, v := range k.Release.Labels {
+		labels[key] = v
+	}
+	labels[LabelApplicationKind] = k.Kind
+	labels[LabelApplicationGroup] = kinds.Group
+	labels[LabelApplicationName] = name
+
+	spec, _, err := unstructured.NestedMap(app.Object, "spec")
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	var values *apiextensionsv1.JSON
+	if len(spec) > 0 {
+		raw, err := json.Marshal(spec)
+		if err != nil {
+			return nil, fmt.Errorf("spec: %w", err)
+		}
+		values = &apiextensionsv1.JSON{Raw: raw}
+	}
+
+	hr := &helmv2.HelmRelease{
+		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              k.HelmReleaseName(name),
+			Namespace:         app.GetNamespace(),
+			Labels:            labels,
+			Annotations:       app.GetAnnotations(),
+			UID:               app.GetUID(),
+			ResourceVersion:   app.GetResourceVersion(),
+			Generation:        app.GetGeneration(),
+			CreationTimestamp: app.GetCreationTimestamp(),
+			DeletionTimestamp: app.GetDeletionTimestamp(),
+			Finalizers:        app.GetFinalizers(),
+			OwnerReferences:   app.GetOwnerReferences(),
+		},
+		Spec: helmv2.HelmReleaseSpec{
+			ChartRef: &helmv2.CrossNamespaceSourceReference{
+				APIVersion: k.Release.ChartRef.APIVersion,
+				Kind:       k.Release.ChartRef.Kind,
+				Name:       k.Release.ChartRef.Name,
+				Namespace:  k.Release.ChartRef.Namespace,
+			},
+			Interval: metav1.Duration{Duration: ReleaseInterval},
+			ValuesFrom: []helmv2.ValuesReference{{
+				Kind: "ConfigMap", Name: ClusterValuesConfigMap, ValuesKey: ClusterValuesKey,
+			}},
+			Values: values,
+			Install: &helmv2.Install{
+				Timeout:     k.Release.InstallTimeout,
+				DisableWait: k.Release.InstallDisableWait,
+			},
+			Upgrade: &helmv2.Upgrade{
+				Timeout:     k.Release.UpgradeTimeout,
+				DisableWait: k.Release.UpgradeDisableWait,
+			},
+		},
+	}
+	if r := k.Release.InstallRetries; r != nil {
+		hr.Spec.Install.Remediation = &helmv2.InstallRemediation{Retries: *r}
+	}
+	if r := k.Release.UpgradeRetries; r != nil {
+		hr.Spec.Upgrade.Remediation = &helmv2.UpgradeRemediation{Retries: *r}
+	}
+	return hr, nil
+}
+
+// FromHelmRelease converts a HelmRelease of kind k back into the
+// application: the spec is the values without top-level keys beginning with
+// "_" (platform-injected), with schema defaults applied; the status is
+// synthesized from the HelmRelease's conditions. It fails when the
+// HelmRelease does not belong to k.
+func FromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease) (*unstructured.Unstructured, error) {
+	name, ok := k.ApplicationName(hr.Name)
+	if !ok || hr.Labels[LabelApplicationKind] != k.Kind {
+		return nil, fmt.Errorf("HelmRelease %s/%s is not a %s", hr.Namespace, hr.Name, k.Kind)
+	}
+	spec := map[string]any{}
+	if hr.Spec.Values != nil && len(hr.Spec.Values.Raw) > 0 {
+		// utiljson keeps integers as int64, as the API machinery does.
+		if err := utiljson.Unmarshal(hr.Spec.Values.Raw, &spec); err != nil {
+			return nil, fmt.Errorf("HelmRelease %s/%s: values are not a JSON object: %w", hr.Namespace, hr.Name, err)
+		}
+	}
+	for key := range spec {
+		if strings.HasPrefix(key, "_") {
+			delete(spec, key)
+		}
+	}
+	k.Schema.Default(spec)
+
+	app := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": kinds.Group + "/" + kinds.Version,
+		"kind":       k.Kind,
+		"spec":       spec,
+	}}
+	app.SetName(name)
+	app.SetNamespace(hr.Namespace)
+	app.SetUID(hr.UID)
+	app.SetResourceVersion(hr.ResourceVersion)
+	app.SetGeneration(hr.Generation)
+	app.SetCreationTimestamp(hr.CreationTimestamp)
+	app.SetDeletionTimestamp(hr.DeletionTimestamp)
+	app.SetFinalizers(hr.Finalizers)
+	app.SetOwnerReferences(hr.OwnerReferences)
+	app.SetAnnotations(hr.Annotations)
+	userLabels := map[string]string{}
+	for key, v := range hr.Labels {
+		if !ReservedLabel(k, key) {
+			userLabels[key] = v
+		}
+	}
+	if len(userLabels) > 0 {
+		app.SetLabels(userLabels)
+	}
+	if err := unstructured.SetNestedField(app.Object, Status(hr), "status"); err != nil {
+		return nil, err
+	}
+	return app, nil
+}
+
+// Status synthesizes an application's status from its HelmRelease: the
+// Ready and Released conditions (Ready is Unknown, reason Reconciling, until
+// helm-controller has reported), observedGeneration when the HelmRelease
+// has been reconciled, and version, the chart revision last attempted.
+func Status(hr *helmv2.HelmRelease) map[string]any {
+	var conds []any
+	ready := apimeta.FindStatusCondition(hr.Status.Conditions, meta.ReadyCondition)
+	if ready == nil {
+		ready = &metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionUnknown, Reason: "Reconciling",
+			Message: "waiting for helm-controller to reconcile the HelmRelease", LastTransitionTime: hr.CreationTimestamp}
+	}
+	for _, c := range []*metav1.Condition{ready, apimeta.FindStatusCondition(hr.Status.Conditions, helmv2.ReleasedCondition)} {
+		if c == nil {
+			continue
+		}
+		conds = append(conds, map[string]any{
+			"type": c.Type, "status": string(c.Status), "reason": c.Reason, "message": c.Message,
+			"lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339),
+		})
+	}
+	sort.SliceStable(conds, func(i, j int) bool {
+		return conds[i].(map[string]any)["type"].(string) < conds[j].(map[string]any)["type"].(string)
+	})
+	status := map[string]any{"conditions": conds}
+	if hr.Status.ObservedGeneration > 0 {
+		status["observedGeneration"] = hr.Status.ObservedGeneration
+	}
+	if v := hr.Status.LastAttemptedRevision; v != "" {
+		status["version"] = v
+	}
+	return status
+}

@@ -1,0 +1,176 @@
+package application
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/apiserver/kinds"
+)
+
+func testKind(t *testing.T) *kinds.Kind {
+	t.Helper()
+	retries := 3
+	k, f := kinds.Compile(&v1alpha1.ApplicationDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "postgres", Annotations: map[string]string{v1alpha1.AnnotationHelmInstallTimeout: "15m"}},
+		Spec: v1alpha1.ApplicationDefinitionSpec{
+			Application: v1alpha1.ApplicationDefinitionApplication{
+				Kind: "Postgres", Plural: "postgreses", Singular: "postgres",
+				OpenAPISchema: `{"type":"object","properties":{"replicas":{"type":"integer","default":2},"size":{"type":"string","default":"10Gi"},"users":{"type":"object"}}}`,
+			},
+			Release: v1alpha1.ApplicationDefinitionRelease{
+				Prefix:   "postgres-",
+				Labels:   map[string]string{"sharding.fluxcd.io/key": "tenants"},
+				ChartRef: &v1alpha1.ChartRef{Kind: "ExternalArtifact", Name: "postgres-chart", Namespace: "cozy-system"},
+				Upgrade:  &v1alpha1.ReleaseAction{Retries: &retries},
+			},
+		},
+	})
+	if f != nil {
+		t.Fatal(f)
+	}
+	return k
+}
+
+func app(t *testing.T, y string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestToHelmRelease(t *testing.T) {
+	k := testKind(t)
+	hr, err := ToHelmRelease(k, app(t, `
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Postgres
+metadata:
+  name: main
+  namespace: tenant-a
+  labels: {team: db}
+  annotations: {note: keep}
+spec:
+  replicas: 3
+  users: {app: {password: x}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hr.Name != "postgres-main" || hr.Namespace != "tenant-a" {
+		t.Errorf("HelmRelease %s/%s, want tenant-a/postgres-main", hr.Namespace, hr.Name)
+	}
+	wantLabels := map[string]string{
+		"team": "db", "sharding.fluxcd.io/key": "tenants",
+		LabelApplicationKind: "Postgres", LabelApplicationGroup: "apps.cozystack.io", LabelApplicationName: "main",
+	}
+	if diff := cmp.Diff(wantLabels, hr.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if hr.Annotations["note"] != "keep" {
+		t.Errorf("annotations = %v", hr.Annotations)
+	}
+	if diff := cmp.Diff(&helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "postgres-chart", Namespace: "cozy-system"}, hr.Spec.ChartRef); diff != "" {
+		t.Errorf("chartRef (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]helmv2.ValuesReference{{Kind: "ConfigMap", Name: "cozystack-values", ValuesKey: "values.yaml"}}, hr.Spec.ValuesFrom); diff != "" {
+		t.Errorf("valuesFrom (-want +got):\n%s", diff)
+	}
+	// Values are the user's spec only: no schema default (size) is added.
+	var values map[string]any
+	if err := json.Unmarshal(hr.Spec.Values.Raw, &values); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"replicas": float64(3), "users": map[string]any{"app": map[string]any{"password": "x"}}}, values); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	if hr.Spec.Install.Timeout == nil || hr.Spec.Install.Timeout.Duration != 15*time.Minute {
+		t.Errorf("install timeout = %v, want 15m from the AD annotation", hr.Spec.Install.Timeout)
+	}
+	if hr.Spec.Upgrade.Remediation == nil || hr.Spec.Upgrade.Remediation.Retries != 3 {
+		t.Errorf("upgrade remediation = %+v, want 3 retries", hr.Spec.Upgrade.Remediation)
+	}
+}
+
+func TestToHelmReleaseRejectsReservedLabels(t *testing.T) {
+	k := testKind(t)
+	for _, key := range []string{LabelApplicationName, "sharding.fluxcd.io/key"} {
+		a := app(t, "metadata: {name: main, namespace: a}\nspec: {}")
+		a.SetLabels(map[string]string{key: "x"})
+		_, err := ToHelmRelease(k, a)
+		if err == nil || !strings.Contains(err.Error(), "metadata.labels["+key+"]") {
+			t.Errorf("label %s: error = %v, want one naming metadata.labels[%s]", key, err, key)
+		}
+	}
+}
+
+func TestFromHelmReleaseRoundTrip(t *testing.T) {
+	k := testKind(t)
+	in := app(t, `
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Postgres
+metadata: {name: main, namespace: tenant-a, labels: {team: db}, annotations: {note: keep}}
+spec: {replicas: 3}
+`)
+	hr, err := ToHelmRelease(k, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Platform-injected values never show in the spec.
+	hr.Spec.Values.Raw = []byte(`{"replicas":3,"_cluster":{"host":"example.org"}}`)
+	hr.ResourceVersion, hr.Generation, hr.UID = "42", 2, "uid-1"
+	hr.Status.ObservedGeneration = 2
+	hr.Status.LastAttemptedRevision = "0.4.1"
+	hr.Status.Conditions = []metav1.Condition{
+		{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: "InstallSucceeded", Message: "Helm install succeeded"},
+		{Type: helmv2.ReleasedCondition, Status: metav1.ConditionTrue, Reason: "InstallSucceeded"},
+		{Type: "Remediated", Status: metav1.ConditionFalse},
+	}
+	out, err := FromHelmRelease(k, hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.GetName() != "main" || out.GetResourceVersion() != "42" || out.GetGeneration() != 2 || out.GetUID() != "uid-1" {
+		t.Errorf("metadata = %s rv=%s gen=%d uid=%s", out.GetName(), out.GetResourceVersion(), out.GetGeneration(), out.GetUID())
+	}
+	if diff := cmp.Diff(map[string]string{"team": "db"}, out.GetLabels()); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	spec, _, _ := unstructured.NestedMap(out.Object, "spec")
+	// Defaults apply on read; _cluster is stripped.
+	if diff := cmp.Diff(map[string]any{"replicas": int64(3), "size": "10Gi"}, spec); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
+	if v, _, _ := unstructured.NestedString(out.Object, "status", "version"); v != "0.4.1" {
+		t.Errorf("status.version = %q", v)
+	}
+	conds, _, _ := unstructured.NestedSlice(out.Object, "status", "conditions")
+	if len(conds) != 2 || conds[0].(map[string]any)["type"] != "Ready" || conds[1].(map[string]any)["type"] != "Released" {
+		t.Errorf("status.conditions = %v, want Ready and Released", conds)
+	}
+}
+
+func TestStatusBeforeHelmControllerReports(t *testing.T) {
+	conds := Status(&helmv2.HelmRelease{})["conditions"].([]any)
+	if len(conds) != 1 || conds[0].(map[string]any)["status"] != "Unknown" || conds[0].(map[string]any)["reason"] != "Reconciling" {
+		t.Errorf("conditions = %v, want Ready=Unknown Reconciling", conds)
+	}
+}
+
+func TestFromHelmReleaseRefusesOtherKinds(t *testing.T) {
+	k := testKind(t)
+	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "redis-main", Labels: map[string]string{LabelApplicationKind: "Redis"}}}
+	if _, err := FromHelmRelease(k, hr); err == nil {
+		t.Error("converted a HelmRelease of another kind")
+	}
+}
