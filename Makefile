@@ -14,7 +14,7 @@ GOTEST_TIMEOUT ?= 45m
 
 export COZYSTACK_CACHE_DIR := $(CACHE)
 
-.PHONY: all build cli demo up down status test unit bench lint fmt
+.PHONY: all build cli demo up down status test unit bench lint fmt generate
 
 all: build
 
@@ -66,3 +66,8 @@ lint:
 
 fmt:
 	@gofmt -w $(MODULES)
+
+## generate: regenerate the deepcopy code and the CRDs of contracts/apis
+## (contracts/crds); a test in contracts/crds fails when they are stale
+generate:
+	@cd contracts && go tool controller-gen object paths=./apis/... crd paths=./apis/... output:crd:artifacts:config=crds
