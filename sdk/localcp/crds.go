@@ -59,11 +59,7 @@ func (cp *ControlPlane) installCRDs(ctx context.Context) error {
 // ApplyCRDFiles creates or updates the CRDs in files (one or more YAML
 // documents each) and waits until every one is Established.
 func ApplyCRDFiles(ctx context.Context, cfg *rest.Config, files ...string) error {
-	client, err := apiextensionsclient.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	var names []string
+	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -78,22 +74,32 @@ func ApplyCRDFiles(ctx context.Context, cfg *rest.Config, files ...string) error
 			if err := yaml.Unmarshal(doc, &crd); err != nil {
 				return fmt.Errorf("%s document %d: %w", f, i, err)
 			}
-			if crd.Kind != "CustomResourceDefinition" {
-				continue
+			if crd.Kind == "CustomResourceDefinition" {
+				crds = append(crds, &crd)
 			}
-			if err := applyCRD(ctx, client, &crd); err != nil {
-				return fmt.Errorf("apply CRD %s from %s: %w", crd.Name, f, err)
-			}
-			names = append(names, crd.Name)
 		}
+	}
+	return ApplyCRDs(ctx, cfg, crds...)
+}
+
+// ApplyCRDs creates or updates crds and waits (up to 30s) until every one
+// is Established.
+func ApplyCRDs(ctx context.Context, cfg *rest.Config, crds ...*apiextensionsv1.CustomResourceDefinition) error {
+	client, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, crd := range crds {
+		if err := applyCRD(ctx, client, crd.DeepCopy()); err != nil {
+			return fmt.Errorf("apply CRD %s: %w", crd.Name, err)
+		}
+		names = append(names, crd.Name)
 	}
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		for _, n := range names {
 			crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n, metav1.GetOptions{})
-			if err != nil {
-				return false, nil
-			}
-			if !crdEstablished(crd) {
+			if err != nil || !crdEstablished(crd) {
 				return false, nil
 			}
 		}
