@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"cozystack.io/platform/internal/fixtures"
+	"cozystack.io/sdk/testenv"
 )
 
 const testSchema = `{
@@ -187,7 +187,7 @@ func TestDeprecated(t *testing.T) {
 // Every upstream ApplicationDefinition's schema compiles, and its defaults
 // alone make a valid spec with no unknown fields.
 func TestUpstreamSchemas(t *testing.T) {
-	for _, f := range fixtures.UpstreamADs(t) {
+	for _, f := range testenv.UpstreamADs(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			data, err := os.ReadFile(f)
 			if err != nil {

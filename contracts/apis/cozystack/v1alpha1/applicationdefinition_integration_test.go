@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -34,17 +33,12 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Options{}, &env))
 }
 
-// upstreamADs is the directory, relative to the repository root (the
-// directory holding go.work), of the ApplicationDefinitions of the upstream
-// Cozystack the CRD and the Go types must accept unchanged.
-const upstreamADs = "../shared/fixtures/upstream-ads"
-
 // TestUpstreamApplicationDefinitions creates every upstream AD, unchanged,
 // against the generated CRD and checks that neither the CRD's structural
 // schema nor the Go types lose a field.
 func TestUpstreamApplicationDefinitions(t *testing.T) {
 	testenv.Need(t, env)
-	files := fixtureFiles(t)
+	files := testenv.UpstreamADs(t)
 	ads := installCRD(t)
 
 	for _, file := range files {
@@ -218,39 +212,6 @@ func installCRD(t *testing.T) dynamic.ResourceInterface {
 		t.Fatal(err)
 	}
 	return client.Resource(v1alpha1.GroupVersion.WithResource("applicationdefinitions"))
-}
-
-// fixtureFiles lists the upstream AD fixtures. The directory is found from
-// the repository root, the nearest ancestor of the working directory that
-// holds go.work; a missing or empty directory fails the test.
-func fixtureFiles(t *testing.T) []string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := wd
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.work")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			t.Fatalf("no go.work above %s: cannot locate the repository root and %s", wd, upstreamADs)
-		}
-		root = parent
-	}
-	dir := filepath.Clean(filepath.Join(root, upstreamADs))
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatalf("no upstream ApplicationDefinition fixtures (*.yaml) in %s (%s relative to the repository root %s): they are needed to check the CRD and the Go types", dir, upstreamADs, root)
-	}
-	sort.Strings(files)
-	t.Logf("%d upstream ApplicationDefinitions in %s", len(files), dir)
-	return files
 }
 
 // readAD reads a fixture holding exactly one ApplicationDefinition. Numbers

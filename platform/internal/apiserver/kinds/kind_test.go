@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/platform/internal/fixtures"
+	"cozystack.io/sdk/testenv"
 )
 
 func goodAD(name, kind, plural string) *v1alpha1.ApplicationDefinition {
@@ -167,7 +167,7 @@ func TestResolveConflictsAreDeterministic(t *testing.T) {
 
 // All 25 upstream ADs compile and are served together, with no conflict.
 func TestResolveUpstreamADs(t *testing.T) {
-	files := fixtures.UpstreamADs(t)
+	files := testenv.UpstreamADs(t)
 	var ads []*v1alpha1.ApplicationDefinition
 	for _, f := range files {
 		data, err := os.ReadFile(f)
