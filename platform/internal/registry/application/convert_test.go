@@ -41,7 +41,7 @@ func testKind(t *testing.T) *kinds.Kind {
 	return k
 }
 
-func app(t *testing.T, y string) *unstructured.Unstructured {
+func app(t testing.TB, y string) *unstructured.Unstructured {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {

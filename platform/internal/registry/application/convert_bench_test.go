@@ -1,0 +1,51 @@
+package application
+
+import (
+	"os"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/sdk/testenv"
+)
+
+// The per-object cost the application API adds on every write and read of
+// the upstream postgres kind: validation, defaulting and conversion.
+func BenchmarkPostgresRoundTrip(b *testing.B) {
+	var ad *v1alpha1.ApplicationDefinition
+	for _, f := range testenv.UpstreamADs(b) {
+		var candidate v1alpha1.ApplicationDefinition
+		if data, _ := os.ReadFile(f); yaml.Unmarshal(data, &candidate) == nil && candidate.Name == "postgres" {
+			ad = &candidate
+		}
+	}
+	if ad == nil {
+		b.Fatal("no postgres ApplicationDefinition among the upstream fixtures")
+	}
+	k, f := kinds.Compile(ad)
+	if f != nil {
+		b.Fatal(f)
+	}
+	a := app(b, `
+apiVersion: apps.cozystack.io/v1alpha1
+kind: Postgres
+metadata: {name: main, namespace: tenant-a, labels: {team: db}}
+spec: {replicas: 3, size: 20Gi, users: {app: {password: secret}}, databases: {app: {roles: {admin: [app]}}}}
+`)
+	b.ReportAllocs()
+	for b.Loop() {
+		spec := a.Object["spec"].(map[string]any)
+		if errs := k.Schema.Validate(spec); len(errs) > 0 {
+			b.Fatal(errs)
+		}
+		hr, err := ToHelmRelease(k, a)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := FromHelmRelease(k, hr); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
