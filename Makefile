@@ -8,7 +8,9 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 MODULES := platform contracts sdk tools catalogs/services catalogs/virtualization
-CACHE   ?= $(CURDIR)/.cache
+CACHE   ?= $(or $(COZYSTACK_CACHE_DIR),$(CURDIR)/.cache)
+# Extra flags for `cozystack-local up`, e.g. UP_FLAGS=--ports=auto
+UP_FLAGS ?=
 LOCAL   := $(CACHE)/bin/cozystack-local
 GOTEST_TIMEOUT ?= 45m
 
@@ -29,14 +31,14 @@ build: cli
 
 ## demo: the main job end to end on the local control plane
 demo: build
-	@$(LOCAL) up
+	@$(LOCAL) up $(UP_FLAGS)
 	@$(LOCAL) smoke
 	@$(LOCAL) status
 	@echo
 	@echo "The control plane keeps running; use it with:  eval \"\$$($(LOCAL) env)\"   stop it with:  make down"
 
 up: build
-	@$(LOCAL) up
+	@$(LOCAL) up $(UP_FLAGS)
 
 ## down: stop every process of the local control plane
 down: cli

@@ -329,7 +329,7 @@ func runWithProgress(cmd *exec.Cmd, out io.Writer, name string, start time.Time,
 			}
 			return nil
 		case <-ticker.C:
-			fmt.Fprintf(out, "  %-24s %d packages compiled, %s elapsed\n", name, compiled.Load(), time.Since(start).Round(time.Second))
+			fmt.Fprintf(out, "  %-24s still building: %d packages compiled (cached ones not counted), %s elapsed\n", name, compiled.Load(), time.Since(start).Round(time.Second))
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -138,7 +139,8 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	}
 	opts.Dir = dir
 	if missing := opts.Layout.MissingBinaries(opts.binaries()...); len(missing) > 0 {
-		return nil, fmt.Errorf("%w: %v missing in %s: run `make build` (cozystack-local build) first", ErrNotBuilt, missing, opts.Layout.BinDir())
+		return nil, fmt.Errorf("%w: %v missing in %s: run `cozystack-local build --cache %s` (`make build` for the default cache) first",
+			ErrNotBuilt, missing, opts.Layout.BinDir(), opts.Layout.Root)
 	}
 	if prev, err := ReadState(dir); err == nil {
 		for _, p := range prev.Processes {
@@ -188,20 +190,88 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 			_ = cp.Stop()
 		}
 	}()
-	steps := []func(context.Context) error{cp.startEtcd, cp.startAPIServer, cp.installCRDs, cp.startControllerManager}
+	p := &cp.Ports
+	steps := []step{
+		{"etcd", []*int{&p.Etcd, &p.EtcdPeer}, cp.startEtcd},
+		{"kube-apiserver", []*int{&p.APIServer}, cp.startAPIServer},
+		{"flux CRDs", nil, cp.installCRDs},
+		{"kube-controller-manager", []*int{&p.ControllerManager}, cp.startControllerManager},
+	}
 	if opts.HelmController {
-		steps = append(steps, cp.startHelmController)
+		steps = append(steps, step{"helm-controller", []*int{&p.HelmControllerHealth, &p.HelmControllerMetrics}, cp.startHelmController})
 	}
 	if opts.Registry {
-		steps = append(steps, cp.startRegistry)
+		steps = append(steps, step{"registry", []*int{&p.Registry}, cp.startRegistry})
 	}
-	for _, step := range steps {
-		if err := step(ctx); err != nil {
+	for _, st := range steps {
+		if err := cp.runStep(ctx, st); err != nil {
 			return nil, err
 		}
 	}
 	ok = true
 	return cp, nil
+}
+
+// step is one start step and the ports its component binds.
+type step struct {
+	name  string
+	ports []*int
+	fn    func(context.Context) error
+}
+
+// runStep runs a step. When a component loses the race for a port that was
+// picked free (another process bound it in between), it is started again on
+// newly picked ports, up to twice; fixed ports are never changed.
+func (cp *ControlPlane) runStep(ctx context.Context, st step) error {
+	for attempt := 0; ; attempt++ {
+		err := st.fn(ctx)
+		if err == nil || attempt == 2 || len(st.ports) == 0 || !cp.autoPicked(st.ports) ||
+			!strings.Contains(err.Error(), "address already in use") {
+			return err
+		}
+		fmt.Fprintf(cp.opts.Out, "  %-24s lost a picked port to another process; retrying on new ports\n", st.name)
+		cp.forget(st.name)
+		for _, port := range st.ports {
+			if *port, err = freePort(); err != nil {
+				return err
+			}
+		}
+		if err := cp.writeKubeconfigs(); err != nil {
+			return err
+		}
+	}
+}
+
+// autoPicked reports whether ports were picked free rather than given.
+func (cp *ControlPlane) autoPicked(ports []*int) bool {
+	given := map[*int]int{
+		&cp.Ports.Etcd: cp.opts.Ports.Etcd, &cp.Ports.EtcdPeer: cp.opts.Ports.EtcdPeer,
+		&cp.Ports.APIServer: cp.opts.Ports.APIServer, &cp.Ports.ControllerManager: cp.opts.Ports.ControllerManager,
+		&cp.Ports.HelmControllerHealth: cp.opts.Ports.HelmControllerHealth, &cp.Ports.HelmControllerMetrics: cp.opts.Ports.HelmControllerMetrics,
+		&cp.Ports.Registry: cp.opts.Ports.Registry,
+	}
+	for _, p := range ports {
+		if given[p] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// forget drops an exited component from the process list and state.
+func (cp *ControlPlane) forget(name string) {
+	for i := len(cp.procs) - 1; i >= 0; i-- {
+		if cp.procs[i].Name == name {
+			cp.procs = append(cp.procs[:i], cp.procs[i+1:]...)
+			break
+		}
+	}
+	for i := len(cp.Processes) - 1; i >= 0; i-- {
+		if cp.Processes[i].Name == name {
+			cp.Processes = append(cp.Processes[:i], cp.Processes[i+1:]...)
+			break
+		}
+	}
 }
 
 // run starts one component and waits until it is healthy.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -269,14 +270,27 @@ func checkPortFree(component string, port int) error {
 	return l.Close()
 }
 
-// freePort asks the kernel for an unused loopback port.
+// Free ports are drawn below Linux's default ephemeral range (32768-60999):
+// a port the kernel hands out with Listen(":0") can be given to an outgoing
+// connection's local end before the component binds it, a race seen here
+// when several control planes start at once.
+const (
+	freePortMin = 20000
+	freePortMax = 32000
+)
+
+// freePort returns an unused loopback port outside the ephemeral range.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	for range 100 {
+		port := freePortMin + rand.IntN(freePortMax-freePortMin)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free loopback port in %d-%d after 100 tries", freePortMin, freePortMax)
 }
 
 var errAlreadyRunning = errors.New("already running")

@@ -112,9 +112,6 @@ func newUp(g *globals) *cobra.Command {
 			default:
 				return fmt.Errorf("--ports=%q: use fixed (the default ports) or auto (free ports)", ports)
 			}
-			if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-				return err
-			}
 			// A second `up` (or `make demo`) reuses a healthy control plane.
 			if rows, err := localcp.Status(cmd.Context(), opts.Dir); err == nil && len(rows) > 0 && allHealthy(rows) {
 				s, err := localcp.ReadState(opts.Dir)
@@ -184,6 +181,9 @@ func newEnv(g *globals) *cobra.Command {
 				}
 				return err
 			}
+			if len(s.Processes) == 0 {
+				return fmt.Errorf("the control plane in %s is not running: start it with `cozystack-local up`", g.stateDir())
+			}
 			printEnv(cmd.OutOrStdout(), g.layout(), s)
 			return nil
 		},
@@ -199,6 +199,9 @@ func newStatus(g *globals) *cobra.Command {
 			rows, err := localcp.Status(cmd.Context(), g.stateDir())
 			if err != nil {
 				return err
+			}
+			if len(rows) == 0 {
+				return fmt.Errorf("no component is running in %s: start with `cozystack-local up`", g.stateDir())
 			}
 			out := cmd.OutOrStdout()
 			switch output {
@@ -217,9 +220,6 @@ func newStatus(g *globals) *cobra.Command {
 				tw.Flush()
 			default:
 				return fmt.Errorf("-o %q: use table, json or yaml", output)
-			}
-			if len(rows) == 0 {
-				return fmt.Errorf("no component is running in %s: start with `cozystack-local up`", g.stateDir())
 			}
 			for _, r := range rows {
 				if !r.Healthy {

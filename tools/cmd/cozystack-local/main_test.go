@@ -74,8 +74,11 @@ func TestUpStatusDownLeavesNoProcess(t *testing.T) {
 		t.Fatalf("processes left after down (%v):\n%s", err, strings.Join(procs, "\n"))
 	}
 	out, err = run(t, bin, "status", "--dir", dir)
-	if err == nil {
-		t.Errorf("status after down should fail, got:\n%s", out)
+	if err == nil || strings.Contains(out, "COMPONENT") {
+		t.Errorf("status after down should fail without a table, got:\n%s", out)
+	}
+	if out, err = run(t, bin, "env", "--dir", dir); err == nil || !strings.Contains(out, "not running") {
+		t.Errorf("env after down should say the control plane is not running, got:\n%s", out)
 	}
 }
 
