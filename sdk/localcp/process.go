@@ -279,6 +279,10 @@ const (
 	freePortMax = 32000
 )
 
+// FreePort returns an unused loopback port outside the ephemeral range, for
+// servers that tests start beside a control plane.
+func FreePort() (int, error) { return freePort() }
+
 // freePort returns an unused loopback port outside the ephemeral range.
 func freePort() (int, error) {
 	for range 100 {

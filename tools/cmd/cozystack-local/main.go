@@ -70,7 +70,7 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&g.dir, "dir", "", "state directory (default <cache>/local)")
 	root.PersistentFlags().StringVar(&g.cache, "cache", "", "cache directory with bin/ and crds/ (default $COZYSTACK_CACHE_DIR or <repo>/.cache)")
-	root.AddCommand(newBuild(g), newUp(g), newDown(g), newStatus(g), newEnv(g), newSmoke(g))
+	root.AddCommand(newBuild(g), newUp(g), newDown(g), newStatus(g), newEnv(g), newSmoke(g), newCert(g), newRun(g))
 	return root
 }
 
@@ -230,6 +230,59 @@ func newStatus(g *globals) *cobra.Command {
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
+	return c
+}
+
+func newCert(g *globals) *cobra.Command {
+	var certFile, keyFile string
+	var dnsNames []string
+	c := &cobra.Command{
+		Use:   "cert --dns NAME[,NAME] --cert FILE --key FILE",
+		Short: "Issue a serving certificate signed by the control plane's CA (SANs: the DNS names and 127.0.0.1)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(dnsNames) == 0 || certFile == "" || keyFile == "" {
+				return fmt.Errorf("--dns, --cert and --key are required")
+			}
+			pki := localcp.PKI{Dir: filepath.Join(g.stateDir(), "pki")}
+			if _, err := os.Stat(pki.CACert()); err != nil {
+				return fmt.Errorf("no CA in %s: start the control plane with `cozystack-local up` first", pki.Dir)
+			}
+			if err := pki.IssueServing(certFile, keyFile, dnsNames[0], dnsNames...); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s for %v; CA: %s\n", certFile, keyFile, dnsNames, pki.CACert())
+			return nil
+		},
+	}
+	c.Flags().StringSliceVar(&dnsNames, "dns", nil, "DNS names of the certificate")
+	c.Flags().StringVar(&certFile, "cert", "", "certificate file to write")
+	c.Flags().StringVar(&keyFile, "key", "", "key file to write")
+	return c
+}
+
+func newRun(g *globals) *cobra.Command {
+	var health, mode string
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "run NAME --health URL -- BINARY [ARGS...]",
+		Short: "Start one more process beside the control plane (e.g. an aggregated API server); status probes it, down stops it",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if health == "" {
+				return fmt.Errorf("--health URL is required: the process counts as started once it answers 200")
+			}
+			start := time.Now()
+			p, err := localcp.RunAside(cmd.Context(), g.stateDir(), args[0], args[1], args[2:], localcp.Health{URL: health, Mode: mode}, timeout)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "  %-24s ready in %s (pid %d), log %s\n", p.Name, time.Since(start).Round(10*time.Millisecond), p.PID, p.Log)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&health, "health", "", "URL that answers 200 when the process is ready")
+	c.Flags().StringVar(&mode, "health-mode", "https-client", "http, https-insecure, or https-client (cluster CA and admin certificate)")
+	c.Flags().DurationVar(&timeout, "timeout", 90*time.Second, "how long the process may take to become healthy")
 	return c
 }
 
