@@ -11,12 +11,14 @@ MODULES := platform contracts sdk tools catalogs/services catalogs/virtualizatio
 CACHE   ?= $(or $(COZYSTACK_CACHE_DIR),$(CURDIR)/.cache)
 # Extra flags for `cozystack-local up`, e.g. UP_FLAGS=--ports=auto
 UP_FLAGS ?=
+STATE    := $(CACHE)/local
+API_PORT ?= 17443
 LOCAL   := $(CACHE)/bin/cozystack-local
 GOTEST_TIMEOUT ?= 45m
 
 export COZYSTACK_CACHE_DIR := $(CACHE)
 
-.PHONY: all build cli demo up down status test unit bench lint fmt generate
+.PHONY: all build cli api demo up down status test unit bench lint fmt generate
 
 all: build
 
@@ -29,10 +31,21 @@ cli:
 build: cli
 	@$(LOCAL) build
 
+# cozystack-api, the application API server.
+api:
+	@mkdir -p $(CACHE)/bin
+	@go build -o $(CACHE)/bin/cozystack-api ./platform/cmd/cozystack-api
+
 ## demo: the main job end to end on the local control plane
-demo: build
+demo: build api
 	@$(LOCAL) up $(UP_FLAGS)
 	@$(LOCAL) smoke
+	@$(LOCAL) cert --dns cozystack-api.cozy-system.svc,localhost --cert $(STATE)/cozystack-api.crt --key $(STATE)/cozystack-api.key >/dev/null
+	@$(LOCAL) run cozystack-api --health https://127.0.0.1:$(API_PORT)/readyz -- $(CACHE)/bin/cozystack-api \
+		--kubeconfig $(STATE)/kubeconfig --bind-address 127.0.0.1 --secure-port $(API_PORT) \
+		--tls-cert-file $(STATE)/cozystack-api.crt --tls-private-key-file $(STATE)/cozystack-api.key \
+		--install-crds --apiservice v1alpha1.apps.cozystack.io \
+		--register-local cozy-system/cozystack-api --register-ca-file $(STATE)/pki/ca.crt
 	@$(LOCAL) status
 	@echo
 	@echo "The control plane keeps running; use it with:  eval \"\$$($(LOCAL) env)\"   stop it with:  make down"

@@ -2,10 +2,15 @@ package localcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
 )
+
+// ErrAlreadyRunning is returned, with the process, by RunAside when a
+// healthy process of that name runs already.
+var ErrAlreadyRunning = errors.New("already running")
 
 // RunAside starts one more process beside the control plane in dir (for
 // example an aggregated API server under development), detached, waits
@@ -19,7 +24,10 @@ func RunAside(ctx context.Context, dir, name, binary string, args []string, heal
 	}
 	for _, p := range s.Processes {
 		if p.Name == name && pidAlive(p.PID, p.Binary) {
-			return nil, fmt.Errorf("%s is already running (pid %d): stop it with `cozystack-local down` first", name, p.PID)
+			if p.Health.probe(ctx, PKI{Dir: filepath.Join(dir, "pki")}) == nil {
+				return &p, ErrAlreadyRunning
+			}
+			return nil, fmt.Errorf("%s is running (pid %d) but not healthy: see %s, or stop it with `cozystack-local down`", name, p.PID, p.Log)
 		}
 	}
 	abs, err := filepath.Abs(binary)

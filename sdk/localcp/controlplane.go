@@ -146,7 +146,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		for _, p := range prev.Processes {
 			if pidAlive(p.PID, p.Binary) {
 				return nil, fmt.Errorf("%w: %s (pid %d) of the control plane in %s is still running: run `cozystack-local down --dir %s` first",
-					errAlreadyRunning, p.Name, p.PID, dir, dir)
+					ErrAlreadyRunning, p.Name, p.PID, dir, dir)
 			}
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -296,5 +295,3 @@ func freePort() (int, error) {
 	}
 	return 0, fmt.Errorf("no free loopback port in %d-%d after 100 tries", freePortMin, freePortMax)
 }
-
-var errAlreadyRunning = errors.New("already running")

@@ -273,6 +273,10 @@ func newRun(g *globals) *cobra.Command {
 			}
 			start := time.Now()
 			p, err := localcp.RunAside(cmd.Context(), g.stateDir(), args[0], args[1], args[2:], localcp.Health{URL: health, Mode: mode}, timeout)
+			if errors.Is(err, localcp.ErrAlreadyRunning) {
+				fmt.Fprintf(cmd.OutOrStdout(), "  %-24s already running and healthy (pid %d)\n", p.Name, p.PID)
+				return nil
+			}
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,54 @@
+// Command cozystack-api is the aggregated API server of the application API
+// (apps.cozystack.io/v1alpha1): one resource per ApplicationDefinition,
+// stored as Flux HelmReleases. See package
+// cozystack.io/platform/internal/apiserver.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/platform/internal/apiserver"
+	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/registry/application"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newCommand().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func newCommand() *cobra.Command {
+	o := apiserver.NewOptions()
+	cmd := &cobra.Command{
+		Use:           "cozystack-api",
+		Short:         "Serve apps.cozystack.io/v1alpha1: one kind per ApplicationDefinition, stored as HelmReleases",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if errs := o.Recommended.Validate(); len(errs) > 0 {
+				return fmt.Errorf("invalid options: %v", errs)
+			}
+			srv, err := apiserver.New(o, func(k *kinds.Kind, c client.WithWatch) rest.Storage {
+				return application.NewREST(k, c)
+			})
+			if err != nil {
+				return err
+			}
+			return srv.Run(cmd.Context())
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,271 @@
+// Package apiserver is cozystack-api: an aggregated API server (on
+// k8s.io/apiserver) serving apps.cozystack.io/v1alpha1 with one namespaced
+// resource per ApplicationDefinition (contract K1). Kinds come from a watch
+// on ApplicationDefinitions (package definitions) and are swapped in at run
+// time (Applications); objects are stored as Flux HelmReleases through the
+// storage a StorageFactory builds. Authentication and authorization are
+// delegated to kube-apiserver (RBAC).
+package apiserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	restclient "k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	basecompatibility "k8s.io/component-base/compatibility"
+	baseversion "k8s.io/component-base/version"
+	"k8s.io/klog/v2"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	netutils "k8s.io/utils/net"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/crds"
+	"cozystack.io/platform/internal/apiserver/definitions"
+	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/sdk/localcp"
+)
+
+// Options are the command-line options of cozystack-api.
+type Options struct {
+	// Recommended holds serving, delegated authentication and
+	// authorization, admission and feature options. Etcd is unused: the
+	// store is HelmReleases in kube-apiserver.
+	Recommended *genericoptions.RecommendedOptions
+	// Kubeconfig is the backend connection (ApplicationDefinitions,
+	// HelmReleases, APIService); empty means the --kubeconfig flag of the
+	// recommended (core API) options, and then in-cluster.
+	Kubeconfig string
+	// APIService, when set, is annotated with a hash of the served kinds
+	// whenever they change, so kube-apiserver refreshes discovery at once
+	// instead of within a minute.
+	APIService string
+	// RegisterLocal ("namespace/service"), when set, registers this server
+	// with kube-apiserver at start through an ExternalName Service pointing
+	// at localhost (RegisterLocal), with RegisterCAFile as the caBundle:
+	// for a server running beside a local control plane.
+	RegisterLocal  string
+	RegisterCAFile string
+	// InstallCRDs applies the ApplicationDefinition CRD (embedded from
+	// contracts) before serving, for a bare cluster such as the local
+	// control plane; a platform install ships it instead.
+	InstallCRDs bool
+}
+
+// NewOptions returns the defaults: secure port 7443 on all addresses.
+func NewOptions() *Options {
+	o := &Options{Recommended: genericoptions.NewRecommendedOptions("", Codecs.LegacyCodec(GroupVersion))}
+	o.Recommended.Etcd = nil
+	o.Recommended.SecureServing.BindPort = 7443
+	return o
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.Recommended.AddFlags(fs)
+	fs.StringVar(&o.APIService, "apiservice", o.APIService, "APIService to annotate with a hash of the served kinds when they change (e.g. v1alpha1.apps.cozystack.io)")
+	fs.StringVar(&o.RegisterLocal, "register-local", o.RegisterLocal, "namespace/service: register this server with kube-apiserver through an ExternalName Service to localhost (local control planes only)")
+	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs, "apply the ApplicationDefinition CRD at start (bare clusters, e.g. the local control plane)")
+	fs.StringVar(&o.RegisterCAFile, "register-ca-file", o.RegisterCAFile, "PEM CA of the serving certificate, the APIService caBundle (with --register-local)")
+}
+
+// BackendScheme knows the kinds the server reads and writes in kube-apiserver.
+func BackendScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(helmv2.AddToScheme(s))
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	utilruntime.Must(apiregistrationv1.AddToScheme(s))
+	return s
+}
+
+// Server is a configured cozystack-api.
+type Server struct {
+	Generic         *genericapiserver.GenericAPIServer
+	Applications    *Applications
+	watcher         *definitions.Watcher
+	cache           cache.Cache
+	sharedInformers informers.SharedInformerFactory
+}
+
+// New builds the server. newStorage makes the storage of a kind from the
+// backend client.
+func New(o *Options, newStorage func(*kinds.Kind, client.WithWatch) rest.Storage) (*Server, error) {
+	if o.Kubeconfig == "" && o.Recommended.CoreAPI != nil {
+		o.Kubeconfig = o.Recommended.CoreAPI.CoreAPIKubeconfigPath
+	}
+	backend, err := backendConfig(o.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if o.Recommended.CoreAPI != nil && o.Recommended.CoreAPI.CoreAPIKubeconfigPath == "" {
+		o.Recommended.CoreAPI.CoreAPIKubeconfigPath = o.Kubeconfig
+	}
+	if o.Recommended.Authentication.RemoteKubeConfigFile == "" {
+		o.Recommended.Authentication.RemoteKubeConfigFile = o.Kubeconfig
+	}
+	if o.Recommended.Authorization.RemoteKubeConfigFile == "" {
+		o.Recommended.Authorization.RemoteKubeConfigFile = o.Kubeconfig
+	}
+	if err := o.Recommended.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
+		return nil, fmt.Errorf("self-signed serving certificate: %w", err)
+	}
+	cfg := genericapiserver.NewRecommendedConfig(Codecs)
+	cfg.FeatureGate = utilfeature.DefaultFeatureGate
+	cfg.EffectiveVersion = basecompatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", "")
+	if err := o.Recommended.ApplyTo(cfg); err != nil {
+		return nil, err
+	}
+	generic, err := cfg.Complete().New("cozystack-api", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, err
+	}
+
+	if o.InstallCRDs {
+		list, err := crds.All()
+		if err != nil {
+			return nil, err
+		}
+		if err := localcp.ApplyCRDs(context.Background(), backend, list...); err != nil {
+			return nil, fmt.Errorf("install CRDs: %w", err)
+		}
+	}
+	scheme := BackendScheme()
+	c, err := client.NewWithWatch(backend, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	adCache, err := cache.New(backend, cache.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+
+	apps := NewApplications(ApplicationsConfig{
+		NewStorage:                 func(k *kinds.Kind) rest.Storage { return newStorage(k, c) },
+		Authorizer:                 cfg.Authorization.Authorizer,
+		Admission:                  cfg.AdmissionControl,
+		EquivalentResourceRegistry: generic.EquivalentResourceRegistry,
+		MinRequestTimeoutSeconds:   cfg.MinRequestTimeout,
+		MaxRequestBodyBytes:        cfg.MaxRequestBodyBytes,
+		Groups:                     generic.DiscoveryGroupManager,
+		Aggregated:                 generic.AggregatedDiscoveryGroupManager,
+	})
+	prefix := "/apis/" + GroupVersion.Group
+	generic.Handler.NonGoRestfulMux.Handle(prefix, apps)
+	generic.Handler.NonGoRestfulMux.HandlePrefix(prefix+"/", apps)
+
+	s := &Server{Generic: generic, Applications: apps, cache: adCache, sharedInformers: cfg.SharedInformerFactory}
+	if o.RegisterLocal != "" {
+		reg, err := localRegistration(o)
+		if err != nil {
+			return nil, err
+		}
+		generic.AddPostStartHookOrDie("register-apiservice", func(hctx genericapiserver.PostStartHookContext) error {
+			return RegisterLocal(hctx, c, reg)
+		})
+	}
+	s.watcher = &definitions.Watcher{Cache: adCache, Client: c, OnChange: func(set *kinds.Set) {
+		if err := apps.Update(set); err != nil {
+			klog.ErrorS(err, "updating the served application kinds")
+			return
+		}
+		if o.APIService != "" {
+			if err := touchAPIService(context.Background(), c, o.APIService, set.Fingerprint()); err != nil {
+				klog.ErrorS(err, "annotating the APIService; discovery refreshes within a minute instead", "apiservice", o.APIService)
+			}
+		}
+	}}
+	// Not ready until the first set of kinds is served: a restarted server
+	// never answers 404 for a kind that exists.
+	if err := generic.AddReadyzChecks(healthz.NamedCheck("application-kinds", func(*http.Request) error {
+		if s.watcher.Current() == nil {
+			return fmt.Errorf("ApplicationDefinitions not resolved yet")
+		}
+		return nil
+	})); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Run serves until ctx ends.
+func (s *Server) Run(ctx context.Context) error {
+	s.Generic.AddPostStartHookOrDie("application-definitions", func(hctx genericapiserver.PostStartHookContext) error {
+		if s.sharedInformers != nil {
+			s.sharedInformers.Start(hctx.Done())
+		}
+		go func() {
+			if err := s.cache.Start(hctx); err != nil {
+				klog.ErrorS(err, "ApplicationDefinition cache stopped")
+			}
+		}()
+		go func() {
+			if err := s.watcher.Run(hctx); err != nil {
+				klog.ErrorS(err, "ApplicationDefinition watcher stopped")
+			}
+		}()
+		return nil
+	})
+	return s.Generic.PrepareRun().RunWithContext(ctx)
+}
+
+// AnnotationKindsHash is set on the APIService to the served kinds'
+// fingerprint hash: updating the APIService makes kube-aggregator refresh
+// its copy of our discovery at once.
+const AnnotationKindsHash = "apps.cozystack.io/kinds-hash"
+
+func touchAPIService(ctx context.Context, c client.Client, name, fingerprint string) error {
+	sum := sha256.Sum256([]byte(fingerprint))
+	hash := hex.EncodeToString(sum[:8])
+	svc := &apiregistrationv1.APIService{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, svc); err != nil {
+		return err
+	}
+	if svc.Annotations[AnnotationKindsHash] == hash {
+		return nil
+	}
+	patch := client.MergeFrom(svc.DeepCopy())
+	if svc.Annotations == nil {
+		svc.Annotations = map[string]string{}
+	}
+	svc.Annotations[AnnotationKindsHash] = hash
+	return c.Patch(ctx, svc, patch)
+}
+
+func localRegistration(o *Options) (Registration, error) {
+	ns, svc, ok := strings.Cut(o.RegisterLocal, "/")
+	if !ok || ns == "" || svc == "" {
+		return Registration{}, fmt.Errorf("--register-local=%q: want namespace/service", o.RegisterLocal)
+	}
+	ca, err := os.ReadFile(o.RegisterCAFile)
+	if err != nil {
+		return Registration{}, fmt.Errorf("--register-ca-file: %w", err)
+	}
+	return Registration{Namespace: ns, Service: svc, Port: o.Recommended.SecureServing.BindPort, CABundle: ca}, nil
+}
+
+func backendConfig(kubeconfig string) (*restclient.Config, error) {
+	if kubeconfig == "" {
+		return restclient.InClusterConfig()
+	}
+	return clientcmd.BuildConfigFromFlags("", kubeconfig)
+}

@@ -1,0 +1,216 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metatable "k8s.io/apimachinery/pkg/api/meta/table"
+	"k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/storage/names"
+	"k8s.io/apiserver/pkg/warning"
+)
+
+var (
+	metadataPath = field.NewPath("metadata")
+	specPath     = field.NewPath("spec")
+)
+
+// validateCreate validates a new application: metadata (the kind's name
+// rules, labels, annotations, owner references, finalizers), labels the
+// platform reserves, and the spec (see validateSpec). It prunes unknown
+// spec fields from app unless the directive rejects them.
+func (r *REST) validateCreate(ctx context.Context, app *unstructured.Unstructured, directive string) field.ErrorList {
+	errs := validation.ValidateObjectMetaAccessor(app, true, r.validateName, metadataPath)
+	errs = append(errs, r.validateLabels(app)...)
+	return append(errs, r.validateSpec(ctx, app, nil, directive)...)
+}
+
+// validateUpdate validates app replacing old: immutable metadata (name,
+// namespace, uid, creationTimestamp), then as on create. Names are not
+// checked again: they cannot change.
+func (r *REST) validateUpdate(ctx context.Context, app, old *unstructured.Unstructured, directive string) field.ErrorList {
+	errs := validation.ValidateObjectMetaAccessorUpdate(app, old, metadataPath)
+	errs = append(errs, validation.ValidateFinalizers(app.GetFinalizers(), metadataPath.Child("finalizers"))...)
+	errs = append(errs, r.validateLabels(app)...)
+	return append(errs, r.validateSpec(ctx, app, old, directive)...)
+}
+
+// validateName is the kind's name rule (a DNS-1035 label short enough for
+// <prefix><name> to be a Helm release name, K1); a generateName prefix only
+// has to be a DNS-1035 label prefix, as generateName truncates it to fit.
+func (r *REST) validateName(name string, prefix bool) []string {
+	if prefix {
+		return validation.NameIsDNS1035Label(name, true)
+	}
+	return r.kind.ValidateName(name)
+}
+
+// generatedSuffixLength is what names.SimpleNameGenerator appends.
+const generatedSuffixLength = utilvalidation.DNS1035LabelMaxLength - names.MaxGeneratedNameLength
+
+// generateName appends random characters to base, first shortening base so
+// the result fits the kind's maximum name length (the generator itself only
+// knows Kubernetes' 63).
+func (r *REST) generateName(base string) string {
+	if limit := max(r.kind.MaxNameLength-generatedSuffixLength, 0); len(base) > limit {
+		base = base[:limit]
+	}
+	return names.SimpleNameGenerator.GenerateName(base)
+}
+
+// validateLabels rejects labels the platform sets on the HelmRelease: they
+// would be overwritten, and reading them back would not be reversible.
+func (r *REST) validateLabels(app *unstructured.Unstructured) field.ErrorList {
+	var errs field.ErrorList
+	keys := make([]string, 0, len(app.GetLabels()))
+	for key := range app.GetLabels() {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		if ReservedLabel(r.kind, key) {
+			errs = append(errs, field.Forbidden(metadataPath.Child("labels").Key(key),
+				fmt.Sprintf("label %s is set by the platform on every %s", key, r.kind.Kind)))
+		}
+	}
+	return errs
+}
+
+// validateSpec checks app's spec and leaves in app the spec to store:
+//   - top-level keys beginning with "_" are forbidden: the platform injects
+//     them (K1) and FromHelmRelease hides them;
+//   - unknown fields (appschema's structural rule) follow the request's
+//     field validation directive as for custom resources: "Strict" rejects
+//     them, "Warn" (and "", the Kubernetes default) prunes them with a
+//     Warning header, "Ignore" prunes them silently. On update, unknown
+//     fields the stored object already has are pruned with a warning even
+//     under Strict: the client may not have sent them (a patch);
+//   - the spec with schema defaults applied must validate against the
+//     kind's schema, while the stored spec stays the user's (no defaults);
+//   - deprecated fields get a Warning header each, which kubectl prints.
+func (r *REST) validateSpec(ctx context.Context, app, old *unstructured.Unstructured, directive string) field.ErrorList {
+	var spec map[string]any
+	switch v := app.Object["spec"].(type) {
+	case nil:
+		spec = map[string]any{}
+	case map[string]any:
+		spec = v
+	default:
+		return field.ErrorList{field.Invalid(specPath, v, "must be an object")}
+	}
+	var errs field.ErrorList
+	for _, key := range sortedKeys(spec) {
+		if strings.HasPrefix(key, "_") {
+			errs = append(errs, field.Forbidden(specPath.Child(key),
+				`top-level keys beginning with "_" are reserved for values the platform injects`))
+			delete(spec, key)
+		}
+	}
+	stored := map[string]bool{}
+	if old != nil {
+		if oldSpec, ok := old.Object["spec"].(map[string]any); ok {
+			for _, p := range r.kind.Schema.UnknownFields(oldSpec) {
+				stored[p] = true
+			}
+		}
+	}
+	for _, p := range r.kind.Schema.Prune(spec) {
+		switch {
+		case directive == metav1.FieldValidationIgnore:
+		case directive == metav1.FieldValidationStrict && !stored[p]:
+			errs = append(errs, field.Forbidden(field.NewPath(p), "unknown field"))
+		default:
+			warning.AddWarning(ctx, "", fmt.Sprintf("unknown field %q", p))
+		}
+	}
+	app.Object["spec"] = spec
+
+	defaulted := runtime.DeepCopyJSON(spec)
+	r.kind.Schema.Default(defaulted)
+	errs = append(errs, r.kind.Schema.Validate(defaulted)...)
+	for _, msg := range r.kind.Schema.Deprecated(spec) {
+		warning.AddWarning(ctx, "", msg)
+	}
+	return errs
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+var objectMetaDoc = metav1.ObjectMeta{}.SwaggerDoc()
+
+// tableColumns are the columns kubectl get shows (metav1.Table
+// conventions: CamelCase names, kubectl prints them upper-case).
+var tableColumns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc["name"]},
+	{Name: "Ready", Type: "string", Description: "Status of the Ready condition: True once helm-controller has installed or upgraded the release."},
+	{Name: "Status", Type: "string", Description: "Message of the Ready condition."},
+	{Name: "Version", Type: "string", Description: "Chart version of the last release attempt (status.version)."},
+	{Name: "Age", Type: "string", Description: objectMetaDoc["creationTimestamp"]},
+}
+
+// ConvertToTable renders one application or a <Kind>List as a
+// metav1.Table: Name, Ready (the Ready condition's status), Status (its
+// message), Version (status.version) and Age (human duration since
+// creation). Each row carries its object; tableOptions.NoHeaders drops the
+// column definitions.
+func (r *REST) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	table := &metav1.Table{}
+	if opt, ok := tableOptions.(*metav1.TableOptions); !ok || opt == nil || !opt.NoHeaders {
+		table.ColumnDefinitions = tableColumns
+	}
+	if apimeta.IsListType(object) {
+		if l, err := apimeta.ListAccessor(object); err == nil {
+			table.ResourceVersion = l.GetResourceVersion()
+			table.Continue = l.GetContinue()
+			table.RemainingItemCount = l.GetRemainingItemCount()
+		}
+	} else if m, err := apimeta.Accessor(object); err == nil {
+		table.ResourceVersion = m.GetResourceVersion()
+	}
+	var err error
+	table.Rows, err = metatable.MetaToTableRow(object, func(obj runtime.Object, _ metav1.Object, name, age string) ([]any, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return nil, fmt.Errorf("not a %s object: %T", r.kind.Kind, obj)
+		}
+		ready, message := readyCondition(u)
+		version, _, _ := unstructured.NestedString(u.Object, "status", "version")
+		return []any{name, ready, message, version, age}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return table, nil
+}
+
+// readyCondition returns the status and message of the Ready condition in
+// the application's status.
+func readyCondition(u *unstructured.Unstructured) (status, message string) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != meta.ReadyCondition {
+			continue
+		}
+		status, _ = m["status"].(string)
+		message, _ = m["message"].(string)
+		return status, message
+	}
+	return "", ""
+}
