@@ -70,7 +70,7 @@ spec:
 	// Another manager that disagrees on a field conflicts, naming it.
 	other := strings.Replace(manifest, "replicas: 3", "replicas: 5", 1)
 	out, err = kubectl(t, other, "apply", "--server-side", "--field-manager", "someone-else", "-f", "-")
-	if err == nil || !strings.Contains(out, "conflict") || !strings.Contains(out, ".spec.replicas") {
+	if err == nil || !strings.Contains(out, `conflict with "kubectl"`) || !strings.Contains(out, ".spec.replicas") {
 		t.Errorf("conflicting server-side apply: err=%v; want a conflict naming .spec.replicas", err)
 	}
 	if out, err := kubectl(t, "", "delete", "redis", "cache", "-n", ns); err != nil || !strings.Contains(out, "deleted") {

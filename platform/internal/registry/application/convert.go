@@ -37,6 +37,12 @@ const (
 	ClusterValuesKey       = "values.yaml"
 )
 
+// AnnotationManagedFields carries the application's managedFields (JSON) on
+// its HelmRelease: the HelmRelease's own managedFields describe writes of
+// the HelmRelease, so server-side apply on applications needs its field
+// ownership stored beside the object. Users cannot set it.
+const AnnotationManagedFields = "apps.cozystack.io/managed-fields"
+
 // ReleaseInterval is the HelmRelease reconcile interval.
 const ReleaseInterval = 5 * time.Minute
 
@@ -90,13 +96,30 @@ func ToHelmRelease(k *kinds.Kind, app *unstructured.Unstructured) (*helmv2.HelmR
 		values = &apiextensionsv1.JSON{Raw: raw}
 	}
 
+	annotations := map[string]string{}
+	for key, v := range app.GetAnnotations() {
+		if key != AnnotationManagedFields {
+			annotations[key] = v
+		}
+	}
+	if mf := app.GetManagedFields(); len(mf) > 0 {
+		raw, err := json.Marshal(mf)
+		if err != nil {
+			return nil, fmt.Errorf("metadata.managedFields: %w", err)
+		}
+		annotations[AnnotationManagedFields] = string(raw)
+	}
+	if len(annotations) == 0 {
+		annotations = nil
+	}
+
 	hr := &helmv2.HelmRelease{
 		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:              k.HelmReleaseName(name),
 			Namespace:         app.GetNamespace(),
 			Labels:            labels,
-			Annotations:       app.GetAnnotations(),
+			Annotations:       annotations,
 			UID:               app.GetUID(),
 			ResourceVersion:   app.GetResourceVersion(),
 			Generation:        app.GetGeneration(),
@@ -174,7 +197,22 @@ func FromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease) (*unstructured.Unstr
 	app.SetDeletionTimestamp(hr.DeletionTimestamp)
 	app.SetFinalizers(hr.Finalizers)
 	app.SetOwnerReferences(hr.OwnerReferences)
-	app.SetAnnotations(hr.Annotations)
+	annotations := map[string]string{}
+	for key, v := range hr.Annotations {
+		if key != AnnotationManagedFields {
+			annotations[key] = v
+		}
+	}
+	if len(annotations) > 0 {
+		app.SetAnnotations(annotations)
+	}
+	if raw := hr.Annotations[AnnotationManagedFields]; raw != "" {
+		var mf []metav1.ManagedFieldsEntry
+		if err := json.Unmarshal([]byte(raw), &mf); err != nil {
+			return nil, fmt.Errorf("HelmRelease %s/%s: annotation %s is not managedFields JSON: %w", hr.Namespace, hr.Name, AnnotationManagedFields, err)
+		}
+		app.SetManagedFields(mf)
+	}
 	userLabels := map[string]string{}
 	for key, v := range hr.Labels {
 		if !ReservedLabel(k, key) {

@@ -174,3 +174,37 @@ func TestFromHelmReleaseRefusesOtherKinds(t *testing.T) {
 		t.Error("converted a HelmRelease of another kind")
 	}
 }
+
+// Server-side apply needs each application's field ownership stored with
+// it; it travels in an annotation the user never sees.
+func TestManagedFieldsRoundTrip(t *testing.T) {
+	k := testKind(t)
+	in := app(t, "metadata: {name: main, namespace: a, annotations: {note: keep}}\nspec: {replicas: 3}")
+	mf := []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps.cozystack.io/v1alpha1",
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}}}
+	in.SetManagedFields(mf)
+	hr, err := ToHelmRelease(k, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hr.Annotations[AnnotationManagedFields] == "" || len(hr.ManagedFields) != 0 {
+		t.Fatalf("managedFields not carried in the annotation: %v", hr.Annotations)
+	}
+	out, err := FromHelmRelease(k, hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(mf, out.GetManagedFields()); diff != "" {
+		t.Errorf("managedFields (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"note": "keep"}, out.GetAnnotations()); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	// A user cannot forge field ownership through the annotation.
+	in.SetAnnotations(map[string]string{AnnotationManagedFields: "[]", "note": "keep"})
+	in.SetManagedFields(nil)
+	hr, _ = ToHelmRelease(k, in)
+	if _, ok := hr.Annotations[AnnotationManagedFields]; ok {
+		t.Error("a user-set managed-fields annotation reached the HelmRelease")
+	}
+}

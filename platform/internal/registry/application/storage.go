@@ -288,11 +288,12 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 }
 
 func (r *REST) create(ctx context.Context, app *unstructured.Unstructured, createValidation rest.ValidateObjectFunc, dryRun []string, directive string) (*unstructured.Unstructured, error) {
-	// System fields are the HelmRelease's; kube-apiserver sets them.
+	// System fields are the HelmRelease's; kube-apiserver sets them. The
+	// managedFields the request handler computed are the application's
+	// own and are kept (in an annotation, see AnnotationManagedFields).
 	rest.WipeObjectMetaSystemFields(app)
 	app.SetResourceVersion("")
 	app.SetGeneration(0)
-	app.SetManagedFields(nil)
 	generated := app.GetName() == "" && app.GetGenerateName() != ""
 	if generated {
 		app.SetName(r.generateName(app.GetGenerateName()))
