@@ -10,6 +10,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -40,6 +41,18 @@ func applyFixtureAD(t *testing.T, name string) *v1alpha1.ApplicationDefinition {
 		}
 		if err := backend.Create(context.Background(), &ad); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
+		}
+		// Served=True in its status makes it the incumbent of its names.
+		err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			var got v1alpha1.ApplicationDefinition
+			if err := backend.Get(ctx, client.ObjectKey{Name: name}, &got); err != nil {
+				return false, nil
+			}
+			c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionServed)
+			return c != nil && c.Status == metav1.ConditionTrue, nil
+		})
+		if err != nil {
+			t.Fatalf("ApplicationDefinition %s never Served=True", name)
 		}
 		return &ad
 	}

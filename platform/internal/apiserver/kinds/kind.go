@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -55,6 +56,10 @@ type Kind struct {
 	MaxNameLength int
 	// Notes are non-fatal findings, reported in the Served condition.
 	Notes []string
+	// Incumbent is true when the AD's status says it already serves this
+	// plural: in a name conflict the incumbent keeps it, so a newcomer never
+	// takes a kind away from its users, even across restarts.
+	Incumbent bool
 }
 
 // Release is how an application of the kind becomes a HelmRelease.
@@ -95,6 +100,10 @@ func Compile(ad *v1alpha1.ApplicationDefinition) (*Kind, *Failure) {
 	}
 	if f := checkNames(app); f != nil {
 		return nil, f
+	}
+	if c := apimeta.FindStatusCondition(ad.Status.Conditions, v1alpha1.ConditionServed); c != nil &&
+		c.Status == metav1.ConditionTrue && ad.Status.Resource == app.Plural {
+		k.Incumbent = true
 	}
 	schema, err := appschema.Compile(app.OpenAPISchema)
 	if err != nil {

@@ -194,3 +194,21 @@ func TestResolveUpstreamADs(t *testing.T) {
 		t.Errorf("tenants install timeout from the annotation = %+v", k)
 	}
 }
+
+// A newcomer never takes a served name away, even when it sorts first by
+// creation time and name (same-second timestamps are common).
+func TestResolveKeepsTheIncumbent(t *testing.T) {
+	served := goodAD("z-served", "Postgres", "postgreses")
+	served.Status = v1alpha1.ApplicationDefinitionStatus{Resource: "postgreses", Conditions: []metav1.Condition{
+		{Type: v1alpha1.ConditionServed, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonServed},
+	}}
+	newcomer := goodAD("a-newcomer", "Postgres", "postgreses")
+	newcomer.CreationTimestamp = metav1.NewTime(time.Unix(1, 0)) // older, and sorts first by name
+	set := Resolve([]*v1alpha1.ApplicationDefinition{newcomer, served})
+	if k := set.ByPlural["postgreses"]; k == nil || k.Definition != "z-served" {
+		t.Fatalf("postgreses served by %v, want the incumbent z-served", k)
+	}
+	if f := set.Failures["a-newcomer"]; f == nil || f.Reason != v1alpha1.ReasonPluralConflict {
+		t.Errorf("newcomer failure = %v", f)
+	}
+}

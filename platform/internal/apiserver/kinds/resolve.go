@@ -48,10 +48,11 @@ func (s *Set) Fingerprint() string {
 }
 
 // Resolve compiles every AD and settles contested names. A name (plural,
-// singular, kind or short name) is contested when two valid ADs claim it;
-// the AD created first keeps it (ties broken by AD name), so the outcome
-// never depends on the order ADs are seen in. The losers get PluralConflict
-// or KindConflict naming the winner.
+// singular, kind or short name) is contested when two valid ADs claim it.
+// The AD already serving it (Kind.Incumbent, from its status) keeps it;
+// otherwise the AD created first (ties broken by AD name). The outcome never
+// depends on the order ADs are seen in. The losers get PluralConflict or
+// KindConflict naming the winner.
 func Resolve(ads []*v1alpha1.ApplicationDefinition) *Set {
 	set := &Set{ByPlural: map[string]*Kind{}, Failures: map[string]*Failure{}}
 	var compiled []*Kind
@@ -65,6 +66,9 @@ func Resolve(ads []*v1alpha1.ApplicationDefinition) *Set {
 	}
 	sort.Slice(compiled, func(i, j int) bool {
 		a, b := compiled[i], compiled[j]
+		if a.Incumbent != b.Incumbent {
+			return a.Incumbent
+		}
 		if !a.Created.Equal(&b.Created) {
 			return a.Created.Before(&b.Created)
 		}
@@ -91,7 +95,7 @@ func Resolve(ads []*v1alpha1.ApplicationDefinition) *Set {
 func conflict(k *Kind, resourceNames, kindNames map[string]*Kind) *Failure {
 	if w, ok := resourceNames[k.Plural]; ok {
 		return &Failure{Reason: v1alpha1.ReasonPluralConflict, Message: fmt.Sprintf(
-			"plural %q is already served by ApplicationDefinition %q (created earlier); choose another spec.application.plural or delete one of the two",
+			"plural %q is already served by ApplicationDefinition %q; choose another spec.application.plural or delete one of the two",
 			k.Plural, w.Definition)}
 	}
 	for _, n := range append([]string{k.Singular}, k.ShortNames...) {
@@ -103,7 +107,7 @@ func conflict(k *Kind, resourceNames, kindNames map[string]*Kind) *Failure {
 	}
 	if w, ok := kindNames[strings.ToLower(k.Kind)]; ok {
 		return &Failure{Reason: v1alpha1.ReasonKindConflict, Message: fmt.Sprintf(
-			"kind %q is already served by ApplicationDefinition %q (created earlier); choose another spec.application.kind or delete one of the two",
+			"kind %q is already served by ApplicationDefinition %q; choose another spec.application.kind or delete one of the two",
 			k.Kind, w.Definition)}
 	}
 	return nil
