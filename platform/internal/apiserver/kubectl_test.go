@@ -67,6 +67,17 @@ spec:
 	if err != nil || !strings.Contains(out, "replicas: 3") || !strings.Contains(out, "kind: Redis") {
 		t.Errorf("kubectl get -o yaml: %v", err)
 	}
+	// OpenAPI per kind, built from its schema: kubectl explain.
+	var explained string
+	for i := 0; i < 50; i++ { // kube-apiserver refreshes its OpenAPI copy lazily
+		if explained, err = kubectl(t, "", "explain", "redises.spec.replicas"); err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil || !strings.Contains(explained, "replicas") || !strings.Contains(explained, "integer") {
+		t.Errorf("kubectl explain redises.spec.replicas: %v", err)
+	}
 	// Another manager that disagrees on a field conflicts, naming it.
 	other := strings.Replace(manifest, "replicas: 3", "replicas: 5", 1)
 	out, err = kubectl(t, other, "apply", "--server-side", "--field-manager", "someone-else", "-f", "-")

@@ -169,6 +169,10 @@ func New(o *Options, newStorage func(*kinds.Kind, client.WithWatch) rest.Storage
 		Groups:                     generic.DiscoveryGroupManager,
 		Aggregated:                 generic.AggregatedDiscoveryGroupManager,
 	})
+	openapi, err := NewOpenAPI(generic.Handler.NonGoRestfulMux, generic.Handler.NonGoRestfulMux)
+	if err != nil {
+		return nil, err
+	}
 	prefix := "/apis/" + GroupVersion.Group
 	generic.Handler.NonGoRestfulMux.Handle(prefix, apps)
 	generic.Handler.NonGoRestfulMux.HandlePrefix(prefix+"/", apps)
@@ -187,6 +191,9 @@ func New(o *Options, newStorage func(*kinds.Kind, client.WithWatch) rest.Storage
 		if err := apps.Update(set); err != nil {
 			klog.ErrorS(err, "updating the served application kinds")
 			return
+		}
+		if err := openapi.Update(set); err != nil {
+			klog.ErrorS(err, "updating the OpenAPI documents of the application kinds")
 		}
 		if o.APIService != "" {
 			if err := touchAPIService(context.Background(), c, o.APIService, set.Fingerprint()); err != nil {
