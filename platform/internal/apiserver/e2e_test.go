@@ -25,7 +25,7 @@ import (
 )
 
 // applyFixtureAD creates the named upstream ApplicationDefinition.
-func applyFixtureAD(t *testing.T, name string) *v1alpha1.ApplicationDefinition {
+func applyFixtureAD(t testing.TB, name string) *v1alpha1.ApplicationDefinition {
 	t.Helper()
 	for _, f := range testenv.UpstreamADs(t) {
 		data, err := os.ReadFile(f)

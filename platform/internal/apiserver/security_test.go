@@ -22,7 +22,7 @@ import (
 
 var postgreses = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "postgreses"}
 
-func ensureNamespace(t *testing.T, name string) {
+func ensureNamespace(t testing.TB, name string) {
 	t.Helper()
 	_, err := env.Clientset.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {

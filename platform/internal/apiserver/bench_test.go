@@ -1,0 +1,214 @@
+package apiserver_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/platform/internal/apiserver"
+	"cozystack.io/sdk/localcp"
+)
+
+// serverProcess runs the cozystack-api binary (not in-process, so its RSS
+// is its own) against the test control plane, registered through the
+// aggregation layer. It returns the pid.
+func serverProcess(b *testing.B) int {
+	b.Helper()
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "cozystack-api")
+	if out, err := exec.Command("go", "build", "-o", bin, "cozystack.io/platform/cmd/cozystack-api").CombinedOutput(); err != nil {
+		b.Fatalf("go build cozystack-api: %v\n%s", err, out)
+	}
+	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := env.PKI().IssueServing(cert, key, "cozystack-api", "cozystack-api.cozy-system.svc", "localhost"); err != nil {
+		b.Fatal(err)
+	}
+	port, err := localcp.FreePort()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--kubeconfig", env.Kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
+		"--tls-cert-file", cert, "--tls-private-key-file", key, "--install-crds", "--apiservice", apiserver.APIServiceName,
+		"--register-local", "cozy-system/cozystack-api", "--register-ca-file", env.PKI().CACert(), "-v=0")
+	logFile, _ := os.Create(filepath.Join(dir, "server.log"))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: apiserver.BackendScheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		ok, _, _ := apiserver.APIServiceAvailable(ctx, c)
+		return ok, nil
+	})
+	if err != nil {
+		b.Fatalf("cozystack-api never Available; see %s", logFile.Name())
+	}
+	backend = c
+	return cmd.Process.Pid
+}
+
+func rssMiB(b *testing.B, pid int) float64 {
+	b.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) >= 2 && fields[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(fields[1], 64)
+			return kb / 1024
+		}
+	}
+	b.Fatal("no VmRSS")
+	return 0
+}
+
+func p50(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// BenchmarkApplicationAPI measures the application API against the
+// HelmReleases it stores, side by side in one run, A/B interleaved (issue
+// targets in parentheses): sequential creates (p50 ratio <= 1.5), lists of
+// 5,000 objects in 50 namespaces with resourceVersion "0" and "" (<= 1.2
+// each), the time from an AD's creation to the first successful create of
+// its kind (<= 1 s), and the server's RSS idle and after listing (<= 170
+// MiB). The scenario runs once (it takes minutes, so the framework does not
+// repeat it). Run: make bench, or go test -run '^$' -bench ApplicationAPI.
+func BenchmarkApplicationAPI(b *testing.B) {
+	if env == nil {
+		b.Skip("needs the local control plane")
+	}
+	ctx := context.Background()
+	pid := serverProcess(b)
+	idle := rssMiB(b, pid)
+
+	// AD created -> first successful create of its kind.
+	dyn := dynamic.NewForConfigOrDie(env.Config)
+	adStart := time.Now()
+	applyFixtureAD(b, "postgres")
+	pg := dyn.Resource(postgreses)
+	ensureNamespace(b, "bench-0")
+	first := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+		"metadata": map[string]any{"name": "first"}, "spec": map[string]any{}}}
+	for {
+		if _, err := pg.Namespace("bench-0").Create(ctx, first, metav1.CreateOptions{}); err == nil {
+			break
+		}
+		if time.Since(adStart) > 30*time.Second {
+			b.Fatal("kind never became usable")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	adToCreate := time.Since(adStart)
+
+	hrs := dyn.Resource(schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"})
+	hrObj := func(ns, name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+			"metadata": map[string]any{"name": name, "namespace": ns, "labels": map[string]any{"bench": "direct"}},
+			"spec": map[string]any{"interval": "5m", "chartRef": map[string]any{"kind": "ExternalArtifact", "name": "x", "namespace": "cozy-system"},
+				"values": map[string]any{"replicas": int64(2)}},
+		}}
+	}
+	appObj := func(name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+			"metadata": map[string]any{"name": name}, "spec": map[string]any{"replicas": int64(2)}}}
+	}
+
+	// Sequential creates, interleaved: one application, one HelmRelease.
+	const creates = 500
+	var appCreate, hrCreate []time.Duration
+	for i := 0; i < creates; i++ {
+		t0 := time.Now()
+		if _, err := pg.Namespace("bench-0").Create(ctx, appObj(fmt.Sprintf("c%d", i)), metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		appCreate = append(appCreate, time.Since(t0))
+		t0 = time.Now()
+		if _, err := hrs.Namespace("bench-0").Create(ctx, hrObj("bench-0", fmt.Sprintf("direct-c%d", i)), metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		hrCreate = append(hrCreate, time.Since(t0))
+	}
+
+	// 5,000 applications in 50 namespaces (their HelmReleases are the
+	// "direct" side: the same objects listed through the two APIs).
+	const namespaces, perNS = 50, 100
+	for n := 1; n <= namespaces; n++ {
+		ns := fmt.Sprintf("bench-%d", n)
+		ensureNamespace(b, ns)
+		for i := 0; i < perNS; i++ {
+			if _, err := pg.Namespace(ns).Create(ctx, appObj(fmt.Sprintf("l%d", i)), metav1.CreateOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	sel := "apps.cozystack.io/application.kind=Postgres"
+	list := func(rv string, apps bool) time.Duration {
+		t0 := time.Now()
+		var err error
+		var n int
+		if apps {
+			var l *unstructured.UnstructuredList
+			l, err = pg.List(ctx, metav1.ListOptions{ResourceVersion: rv})
+			if l != nil {
+				n = len(l.Items)
+			}
+		} else {
+			var l *unstructured.UnstructuredList
+			l, err = hrs.List(ctx, metav1.ListOptions{ResourceVersion: rv, LabelSelector: sel})
+			if l != nil {
+				n = len(l.Items)
+			}
+		}
+		if err != nil || n < namespaces*perNS {
+			b.Fatalf("list (rv=%q apps=%v): %v, %d items", rv, apps, err, n)
+		}
+		return time.Since(t0)
+	}
+	results := map[string][2][]time.Duration{}
+	for _, rv := range []string{"0", ""} {
+		var a, h []time.Duration
+		for i := 0; i < 7; i++ {
+			a = append(a, list(rv, true))
+			h = append(h, list(rv, false))
+		}
+		results[rv] = [2][]time.Duration{a, h}
+	}
+	afterList := rssMiB(b, pid)
+
+	ratio := func(a, h []time.Duration) float64 { return float64(p50(a)) / float64(p50(h)) }
+	b.ReportMetric(ratio(appCreate, hrCreate), "create-p50-ratio")
+	b.ReportMetric(ratio(results["0"][0], results["0"][1]), "list5000-rv0-p50-ratio")
+	b.ReportMetric(ratio(results[""][0], results[""][1]), "list5000-rvEmpty-p50-ratio")
+	b.ReportMetric(adToCreate.Seconds(), "ad-to-first-create-s")
+	b.ReportMetric(idle, "rss-idle-MiB")
+	b.ReportMetric(afterList, "rss-after-list-MiB")
+	fmt.Printf("create p50: application %s, HelmRelease %s\n", p50(appCreate), p50(hrCreate))
+	fmt.Printf("list 5000 rv=0: application %s, HelmRelease %s; rv=\"\": application %s, HelmRelease %s\n",
+		p50(results["0"][0]), p50(results["0"][1]), p50(results[""][0]), p50(results[""][1]))
+}
