@@ -71,7 +71,7 @@ unit:
 
 ## bench: every benchmark of every module
 bench: build
-	@go test -run '^$$' -bench . -benchmem $(addsuffix /...,$(addprefix ./,$(MODULES)))
+	@go test -run '^$$' -bench . -benchmem -timeout $(GOTEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 
 ## lint: go vet and a gofmt check
 lint:

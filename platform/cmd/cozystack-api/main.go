@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	goflag "flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/platform/internal/apiserver"
@@ -50,5 +52,8 @@ func newCommand() *cobra.Command {
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	logFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(logFlags)
+	cmd.Flags().AddGoFlagSet(logFlags)
 	return cmd
 }

@@ -60,7 +60,9 @@ func serverProcess(b *testing.B) int {
 		return ok, nil
 	})
 	if err != nil {
-		b.Fatalf("cozystack-api never Available; see %s", logFile.Name())
+		data, _ := os.ReadFile(logFile.Name())
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		b.Fatalf("cozystack-api never Available; last lines of its log:\n%s", strings.Join(lines[max(0, len(lines)-20):], "\n"))
 	}
 	backend = c
 	return cmd.Process.Pid

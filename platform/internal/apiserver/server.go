@@ -65,6 +65,12 @@ type Options struct {
 	// for a server running beside a local control plane.
 	RegisterLocal  string
 	RegisterCAFile string
+	// BackendQPS and BackendBurst bound the server's own requests to
+	// kube-apiserver. Every application request is at least one
+	// HelmRelease request, so client-go's defaults (5/10) would cap the
+	// whole API at five writes a second.
+	BackendQPS   float32
+	BackendBurst int
 	// InstallCRDs applies the ApplicationDefinition CRD (embedded from
 	// contracts) before serving, for a bare cluster such as the local
 	// control plane; a platform install ships it instead.
@@ -73,7 +79,7 @@ type Options struct {
 
 // NewOptions returns the defaults: secure port 7443 on all addresses.
 func NewOptions() *Options {
-	o := &Options{Recommended: genericoptions.NewRecommendedOptions("", Codecs.LegacyCodec(GroupVersion))}
+	o := &Options{Recommended: genericoptions.NewRecommendedOptions("", Codecs.LegacyCodec(GroupVersion)), BackendQPS: 500, BackendBurst: 1000}
 	o.Recommended.Etcd = nil
 	o.Recommended.SecureServing.BindPort = 7443
 	return o
@@ -84,6 +90,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Recommended.AddFlags(fs)
 	fs.StringVar(&o.APIService, "apiservice", o.APIService, "APIService to annotate with a hash of the served kinds when they change (e.g. v1alpha1.apps.cozystack.io)")
 	fs.StringVar(&o.RegisterLocal, "register-local", o.RegisterLocal, "namespace/service: register this server with kube-apiserver through an ExternalName Service to localhost (local control planes only)")
+	fs.Float32Var(&o.BackendQPS, "backend-qps", o.BackendQPS, "queries per second to kube-apiserver for HelmReleases and ApplicationDefinitions")
+	fs.IntVar(&o.BackendBurst, "backend-burst", o.BackendBurst, "burst of queries to kube-apiserver")
 	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs, "apply the ApplicationDefinition CRD at start (bare clusters, e.g. the local control plane)")
 	fs.StringVar(&o.RegisterCAFile, "register-ca-file", o.RegisterCAFile, "PEM CA of the serving certificate, the APIService caBundle (with --register-local)")
 }
@@ -117,6 +125,7 @@ func New(o *Options, newStorage func(*kinds.Kind, client.WithWatch) rest.Storage
 	if err != nil {
 		return nil, err
 	}
+	backend.QPS, backend.Burst = o.BackendQPS, o.BackendBurst
 	if o.Recommended.CoreAPI != nil && o.Recommended.CoreAPI.CoreAPIKubeconfigPath == "" {
 		o.Recommended.CoreAPI.CoreAPIKubeconfigPath = o.Kubeconfig
 	}
