@@ -24,8 +24,8 @@ import (
 	"cozystack.io/sdk/testenv"
 )
 
-// applyFixtureAD creates the named upstream ApplicationDefinition.
-func applyFixtureAD(t testing.TB, name string) *v1alpha1.ApplicationDefinition {
+// fixtureAD reads the named upstream ApplicationDefinition.
+func fixtureAD(t testing.TB, name string) *v1alpha1.ApplicationDefinition {
 	t.Helper()
 	for _, f := range testenv.UpstreamADs(t) {
 		data, err := os.ReadFile(f)
@@ -36,28 +36,35 @@ func applyFixtureAD(t testing.TB, name string) *v1alpha1.ApplicationDefinition {
 		if err := yaml.Unmarshal(data, &ad); err != nil {
 			t.Fatal(err)
 		}
-		if ad.Name != name {
-			continue
+		if ad.Name == name {
+			return &ad
 		}
-		if err := backend.Create(context.Background(), &ad); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-		// Served=True in its status makes it the incumbent of its names.
-		err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-			var got v1alpha1.ApplicationDefinition
-			if err := backend.Get(ctx, client.ObjectKey{Name: name}, &got); err != nil {
-				return false, nil
-			}
-			c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionServed)
-			return c != nil && c.Status == metav1.ConditionTrue, nil
-		})
-		if err != nil {
-			t.Fatalf("ApplicationDefinition %s never Served=True", name)
-		}
-		return &ad
 	}
 	t.Fatalf("no upstream ApplicationDefinition %s", name)
 	return nil
+}
+
+// applyFixtureAD creates the named upstream ApplicationDefinition and waits
+// until it is served.
+func applyFixtureAD(t testing.TB, name string) *v1alpha1.ApplicationDefinition {
+	t.Helper()
+	ad := fixtureAD(t, name)
+	if err := backend.Create(context.Background(), ad); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	// Served=True in its status makes it the incumbent of its names.
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		var got v1alpha1.ApplicationDefinition
+		if err := backend.Get(ctx, client.ObjectKey{Name: name}, &got); err != nil {
+			return false, nil
+		}
+		c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionServed)
+		return c != nil && c.Status == metav1.ConditionTrue, nil
+	})
+	if err != nil {
+		t.Fatalf("ApplicationDefinition %s never Served=True", name)
+	}
+	return ad
 }
 
 // waitDiscovered waits until kube-apiserver's discovery lists resource in

@@ -3,6 +3,8 @@ package application
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -143,14 +145,7 @@ func (r *REST) validateSpec(ctx context.Context, app, old *unstructured.Unstruct
 	return errs
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 var objectMetaDoc = metav1.ObjectMeta{}.SwaggerDoc()
 
