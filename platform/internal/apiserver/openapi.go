@@ -3,6 +3,7 @@ package apiserver
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -41,13 +42,25 @@ func emptySwagger() *spec.Swagger {
 }
 
 // NewOpenAPI registers the two endpoints on mux.
-func NewOpenAPI(mux common.PathHandler, mux3 common.PathHandlerByGroupVersion) (*OpenAPI, error) {
+func NewOpenAPI(mux common.PathHandlerByGroupVersion) *OpenAPI {
 	o := &OpenAPI{v2: handler.NewOpenAPIService(emptySwagger()), v3: handler3.NewOpenAPIService()}
 	o.v2.RegisterOpenAPIVersionedService("/openapi/v2", mux)
-	if err := o.v3.RegisterOpenAPIV3VersionedService("/openapi/v3", mux3); err != nil {
-		return nil, err
-	}
-	return o, nil
+	mux.Handle("/openapi/v3", http.HandlerFunc(o.v3.HandleDiscovery))
+	mux.HandlePrefix("/openapi/v3/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The kinds change at run time, and with them the document's hash.
+		// kube-aggregator proxies requests carrying the hash it last read
+		// from our discovery; handler3 would answer a stale hash with a
+		// redirect, which the aggregator refuses. Serve the current
+		// document instead (without the immutable caching a hash implies).
+		if r.URL.Query().Has("hash") {
+			r = r.Clone(r.Context())
+			q := r.URL.Query()
+			q.Del("hash")
+			r.URL.RawQuery = q.Encode()
+		}
+		o.v3.HandleGroupVersion(w, r)
+	}))
+	return o
 }
 
 // Update rebuilds both documents for set. A kind whose schema the builder

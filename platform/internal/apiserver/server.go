@@ -178,10 +178,7 @@ func New(o *Options, newStorage func(*kinds.Kind, client.WithWatch) rest.Storage
 		Groups:                     generic.DiscoveryGroupManager,
 		Aggregated:                 generic.AggregatedDiscoveryGroupManager,
 	})
-	openapi, err := NewOpenAPI(generic.Handler.NonGoRestfulMux, generic.Handler.NonGoRestfulMux)
-	if err != nil {
-		return nil, err
-	}
+	openapi := NewOpenAPI(generic.Handler.NonGoRestfulMux)
 	prefix := "/apis/" + GroupVersion.Group
 	generic.Handler.NonGoRestfulMux.Handle(prefix, apps)
 	generic.Handler.NonGoRestfulMux.HandlePrefix(prefix+"/", apps)
