@@ -68,12 +68,20 @@ spec:
 		t.Errorf("kubectl get -o yaml: %v", err)
 	}
 	// OpenAPI per kind, built from its schema: kubectl explain.
+	// kube-aggregator re-reads an aggregated server's OpenAPI v3 index once
+	// a minute (an APIService update does not trigger it, unlike
+	// discovery); the server publishes its group version from the start so
+	// that the index never lacks it, and then explain works at once. The
+	// generous deadline covers one refresh. A fresh cache dir keeps
+	// kubectl's own cache out of it.
 	var explained string
-	for i := 0; i < 50; i++ { // kube-apiserver refreshes its OpenAPI copy lazily
-		if explained, err = kubectl(t, "", "explain", "redises.spec.replicas"); err == nil {
+	cacheDir := t.TempDir()
+	deadline := time.Now().Add(75 * time.Second)
+	for {
+		if explained, err = kubectl(t, "", "--cache-dir", cacheDir, "explain", "redises.spec.replicas"); err == nil || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(2 * time.Second)
 	}
 	if err != nil || !strings.Contains(explained, "replicas") || !strings.Contains(explained, "integer") {
 		t.Errorf("kubectl explain redises.spec.replicas: %v", err)

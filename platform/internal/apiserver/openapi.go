@@ -41,10 +41,23 @@ func emptySwagger() *spec.Swagger {
 	}}
 }
 
+func emptyV3() *spec3.OpenAPI {
+	return &spec3.OpenAPI{
+		Version: "3.0.0",
+		Info:    &spec.Info{InfoProps: spec.InfoProps{Title: "cozystack-api", Version: GroupVersion.Version}},
+		Paths:   &spec3.Paths{Paths: map[string]*spec3.Path{}},
+	}
+}
+
 // NewOpenAPI registers the two endpoints on mux.
 func NewOpenAPI(mux common.PathHandlerByGroupVersion) *OpenAPI {
 	o := &OpenAPI{v2: handler.NewOpenAPIService(emptySwagger()), v3: handler3.NewOpenAPIService()}
 	o.v2.RegisterOpenAPIVersionedService("/openapi/v2", mux)
+	// Publish the group version from the start, even with no kinds:
+	// kube-aggregator reads the index of documents once a minute and
+	// routes only the paths it saw; the content itself is fetched from us
+	// on every request.
+	o.v3.UpdateGroupVersion(v3Path, emptyV3())
 	mux.Handle("/openapi/v3", http.HandlerFunc(o.v3.HandleDiscovery))
 	mux.HandlePrefix("/openapi/v3/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The kinds change at run time, and with them the document's hash.
@@ -97,7 +110,7 @@ func (o *OpenAPI) Update(set *kinds.Set) error {
 		return err
 	}
 	if len(v3s) == 0 {
-		o.v3.DeleteGroupVersion(v3Path)
+		o.v3.UpdateGroupVersion(v3Path, emptyV3())
 		return nil
 	}
 	merged3, err := builder.MergeSpecsV3(v3s...)
