@@ -39,13 +39,16 @@ api:
 ## demo: the main job end to end on the local control plane
 demo: build api
 	@$(LOCAL) up $(UP_FLAGS)
-	@$(LOCAL) smoke
+	@# cozystack-api starts before the smoke check: once its APIService is
+	@# registered (a previous demo), namespaces only finish deleting while
+	@# it answers discovery.
 	@$(LOCAL) cert --dns cozystack-api.cozy-system.svc,localhost --cert $(STATE)/cozystack-api.crt --key $(STATE)/cozystack-api.key >/dev/null
 	@$(LOCAL) run cozystack-api --health https://127.0.0.1:$(API_PORT)/readyz -- $(CACHE)/bin/cozystack-api \
 		--kubeconfig $(STATE)/kubeconfig --bind-address 127.0.0.1 --secure-port $(API_PORT) \
 		--tls-cert-file $(STATE)/cozystack-api.crt --tls-private-key-file $(STATE)/cozystack-api.key \
 		--install-crds --apiservice v1alpha1.apps.cozystack.io \
 		--register-local cozy-system/cozystack-api --register-ca-file $(STATE)/pki/ca.crt
+	@$(LOCAL) smoke
 	@$(LOCAL) status
 	@echo
 	@echo "The control plane keeps running; use it with:  eval \"\$$($(LOCAL) env)\"   stop it with:  make down"
