@@ -22,9 +22,10 @@ func RunAside(ctx context.Context, dir, name, binary string, args []string, heal
 	if err != nil {
 		return nil, fmt.Errorf("no control plane in %s: start it with `cozystack-local up` first: %w", dir, err)
 	}
+	pki := PKIIn(dir)
 	for _, p := range s.Processes {
 		if p.Name == name && pidAlive(p.PID, p.Binary) {
-			if p.Health.probe(ctx, PKI{Dir: filepath.Join(dir, "pki")}) == nil {
+			if p.Health.probe(ctx, pki) == nil {
 				return &p, ErrAlreadyRunning
 			}
 			return nil, fmt.Errorf("%s is running (pid %d) but not healthy: see %s, or stop it with `cozystack-local down`", name, p.PID, p.Log)
@@ -39,7 +40,7 @@ func RunAside(ctx context.Context, dir, name, binary string, args []string, heal
 		return nil, err
 	}
 	p.Health = health
-	if err := waitHealthy(ctx, p, PKI{Dir: filepath.Join(dir, "pki")}, timeout); err != nil {
+	if err := waitHealthy(ctx, p, pki, timeout); err != nil {
 		_ = stopProcess(p, 5*time.Second)
 		return nil, err
 	}

@@ -176,7 +176,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	cp := &ControlPlane{
 		State: State{Dir: dir, Ports: ports, Kubeconfig: filepath.Join(dir, "kubeconfig")},
 		opts:  opts,
-		pki:   PKI{Dir: filepath.Join(dir, "pki")},
+		pki:   PKIIn(dir),
 	}
 	if err := cp.pki.Generate(AdminIdentity, ControllerManagerIdent, HelmControllerIdentity); err != nil {
 		return nil, fmt.Errorf("generate certificates: %w", err)
@@ -190,18 +190,19 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 			_ = cp.Stop()
 		}
 	}()
-	p := &cp.Ports
+	p, given := &cp.Ports, opts.Ports
 	steps := []step{
-		{"etcd", []*int{&p.Etcd, &p.EtcdPeer}, cp.startEtcd},
-		{"kube-apiserver", []*int{&p.APIServer}, cp.startAPIServer},
-		{"flux CRDs", nil, cp.installCRDs},
-		{"kube-controller-manager", []*int{&p.ControllerManager}, cp.startControllerManager},
+		{"etcd", []*int{&p.Etcd, &p.EtcdPeer}, given.Etcd == 0 && given.EtcdPeer == 0, cp.startEtcd},
+		{"kube-apiserver", []*int{&p.APIServer}, given.APIServer == 0, cp.startAPIServer},
+		{"flux CRDs", nil, false, cp.installCRDs},
+		{"kube-controller-manager", []*int{&p.ControllerManager}, given.ControllerManager == 0, cp.startControllerManager},
 	}
 	if opts.HelmController {
-		steps = append(steps, step{"helm-controller", []*int{&p.HelmControllerHealth, &p.HelmControllerMetrics}, cp.startHelmController})
+		steps = append(steps, step{"helm-controller", []*int{&p.HelmControllerHealth, &p.HelmControllerMetrics},
+			given.HelmControllerHealth == 0 && given.HelmControllerMetrics == 0, cp.startHelmController})
 	}
 	if opts.Registry {
-		steps = append(steps, step{"registry", []*int{&p.Registry}, cp.startRegistry})
+		steps = append(steps, step{"registry", []*int{&p.Registry}, given.Registry == 0, cp.startRegistry})
 	}
 	for _, st := range steps {
 		if err := cp.runStep(ctx, st); err != nil {
@@ -212,11 +213,13 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	return cp, nil
 }
 
-// step is one start step and the ports its component binds.
+// step is one start step and the ports its component binds; picked says
+// they were picked free rather than given, so a retry may change them.
 type step struct {
-	name  string
-	ports []*int
-	fn    func(context.Context) error
+	name   string
+	ports  []*int
+	picked bool
+	fn     func(context.Context) error
 }
 
 // runStep runs a step. When a component loses the race for a port that was
@@ -225,7 +228,7 @@ type step struct {
 func (cp *ControlPlane) runStep(ctx context.Context, st step) error {
 	for attempt := 0; ; attempt++ {
 		err := st.fn(ctx)
-		if err == nil || attempt == 2 || len(st.ports) == 0 || !cp.autoPicked(st.ports) ||
+		if err == nil || attempt == 2 || !st.picked ||
 			!strings.Contains(err.Error(), "address already in use") {
 			return err
 		}
@@ -240,22 +243,6 @@ func (cp *ControlPlane) runStep(ctx context.Context, st step) error {
 			return err
 		}
 	}
-}
-
-// autoPicked reports whether ports were picked free rather than given.
-func (cp *ControlPlane) autoPicked(ports []*int) bool {
-	given := map[*int]int{
-		&cp.Ports.Etcd: cp.opts.Ports.Etcd, &cp.Ports.EtcdPeer: cp.opts.Ports.EtcdPeer,
-		&cp.Ports.APIServer: cp.opts.Ports.APIServer, &cp.Ports.ControllerManager: cp.opts.Ports.ControllerManager,
-		&cp.Ports.HelmControllerHealth: cp.opts.Ports.HelmControllerHealth, &cp.Ports.HelmControllerMetrics: cp.opts.Ports.HelmControllerMetrics,
-		&cp.Ports.Registry: cp.opts.Ports.Registry,
-	}
-	for _, p := range ports {
-		if given[p] != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // forget drops an exited component from the process list and state.
@@ -545,7 +532,7 @@ func Status(ctx context.Context, dir string) ([]ComponentStatus, error) {
 		}
 		return nil, err
 	}
-	pki := PKI{Dir: filepath.Join(dir, "pki")}
+	pki := PKIIn(dir)
 	var rows []ComponentStatus
 	for _, ps := range s.Processes {
 		row := ComponentStatus{Name: ps.Name, PID: ps.PID, Log: ps.Log}

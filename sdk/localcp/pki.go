@@ -24,6 +24,9 @@ type PKI struct {
 	Dir string
 }
 
+// PKIIn returns the PKI of the control plane whose state is in stateDir.
+func PKIIn(stateDir string) PKI { return PKI{Dir: filepath.Join(stateDir, "pki")} }
+
 // Paths of the files in the PKI directory.
 func (p PKI) path(name string) string       { return filepath.Join(p.Dir, name) }
 func (p PKI) CACert() string                { return p.path("ca.crt") }

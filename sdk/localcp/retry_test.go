@@ -27,7 +27,8 @@ func TestRunStepRetriesOnlyPickedPorts(t *testing.T) {
 			}
 			before := cp.Ports.Etcd
 			calls := 0
-			err := cp.runStep(context.Background(), step{"etcd", []*int{&cp.Ports.Etcd, &cp.Ports.EtcdPeer}, func(context.Context) error {
+			picked := tc.given.Etcd == 0 && tc.given.EtcdPeer == 0
+			err := cp.runStep(context.Background(), step{"etcd", []*int{&cp.Ports.Etcd, &cp.Ports.EtcdPeer}, picked, func(context.Context) error {
 				calls++
 				if calls == 1 {
 					return tc.err

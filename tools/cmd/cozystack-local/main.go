@@ -243,7 +243,7 @@ func newCert(g *globals) *cobra.Command {
 			if len(dnsNames) == 0 || certFile == "" || keyFile == "" {
 				return fmt.Errorf("--dns, --cert and --key are required")
 			}
-			pki := localcp.PKI{Dir: filepath.Join(g.stateDir(), "pki")}
+			pki := localcp.PKIIn(g.stateDir())
 			if _, err := os.Stat(pki.CACert()); err != nil {
 				return fmt.Errorf("no CA in %s: start the control plane with `cozystack-local up` first", pki.Dir)
 			}
