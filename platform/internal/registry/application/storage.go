@@ -272,12 +272,8 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 	if options == nil {
 		options = &metav1.CreateOptions{}
 	}
-	app, err := r.application(obj)
+	app, err := r.requestApplication(ctx, obj)
 	if err != nil {
-		return nil, err
-	}
-	ns, _ := genericapirequest.NamespaceFrom(ctx)
-	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(ns, app); err != nil {
 		return nil, err
 	}
 	out, err := r.create(ctx, app, createValidation, options.DryRun, options.FieldValidation)
@@ -364,18 +360,14 @@ const updateAttempts = 5
 // update is one attempt of Update; retry reports a conflict that a fresh
 // read may resolve.
 func (r *REST) update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (out *unstructured.Unstructured, created, retry bool, err error) {
-	ns, _ := genericapirequest.NamespaceFrom(ctx)
 	current, err := r.getHelmRelease(ctx, name, nil)
 	if apierrors.IsNotFound(err) && forceAllowCreate {
 		obj, err := objInfo.UpdatedObject(ctx, r.New())
 		if err != nil {
 			return nil, false, false, err
 		}
-		app, err := r.application(obj)
+		app, err := r.requestApplication(ctx, obj)
 		if err != nil {
-			return nil, false, false, err
-		}
-		if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(ns, app); err != nil {
 			return nil, false, false, err
 		}
 		if app.GetName() == "" {
@@ -398,11 +390,8 @@ func (r *REST) update(ctx context.Context, name string, objInfo rest.UpdatedObje
 	if err != nil {
 		return nil, false, false, err
 	}
-	app, err := r.application(obj)
+	app, err := r.requestApplication(ctx, obj)
 	if err != nil {
-		return nil, false, false, err
-	}
-	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(ns, app); err != nil {
 		return nil, false, false, err
 	}
 	// As rest.BeforeUpdate: system fields come from the stored object.
@@ -620,6 +609,20 @@ func (r *REST) application(obj runtime.Object) (*unstructured.Unstructured, erro
 	u = u.DeepCopy()
 	u.SetGroupVersionKind(r.gvk())
 	return u, nil
+}
+
+// requestApplication is application(obj), and checks that the object's
+// namespace, if set, is the request's (and sets it otherwise).
+func (r *REST) requestApplication(ctx context.Context, obj runtime.Object) (*unstructured.Unstructured, error) {
+	app, err := r.application(obj)
+	if err != nil {
+		return nil, err
+	}
+	ns, _ := genericapirequest.NamespaceFrom(ctx)
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(ns, app); err != nil {
+		return nil, err
+	}
+	return app, nil
 }
 
 // mapError rewrites an error about the HelmRelease of application name
