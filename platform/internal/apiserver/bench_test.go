@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"cozystack.io/platform/internal/adfixtures"
 	"cozystack.io/platform/internal/apiserver"
 	"cozystack.io/sdk/localcp"
 )
@@ -113,7 +114,7 @@ func BenchmarkApplicationAPI(b *testing.B) {
 	dyn := dynamic.NewForConfigOrDie(env.Config)
 	pg := dyn.Resource(postgreses)
 	ensureNamespace(b, "bench-0")
-	ad := fixtureAD(b, "postgres")
+	ad := adfixtures.Named(b, "postgres")
 	if err := backend.Create(ctx, ad); err != nil {
 		b.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package apiserver_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,37 +17,16 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/sdk/testenv"
+	"cozystack.io/platform/internal/adfixtures"
 )
-
-// fixtureAD reads the named upstream ApplicationDefinition.
-func fixtureAD(t testing.TB, name string) *v1alpha1.ApplicationDefinition {
-	t.Helper()
-	for _, f := range testenv.UpstreamADs(t) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ad v1alpha1.ApplicationDefinition
-		if err := yaml.Unmarshal(data, &ad); err != nil {
-			t.Fatal(err)
-		}
-		if ad.Name == name {
-			return &ad
-		}
-	}
-	t.Fatalf("no upstream ApplicationDefinition %s", name)
-	return nil
-}
 
 // applyFixtureAD creates the named upstream ApplicationDefinition and waits
 // until it is served.
 func applyFixtureAD(t testing.TB, name string) *v1alpha1.ApplicationDefinition {
 	t.Helper()
-	ad := fixtureAD(t, name)
+	ad := adfixtures.Named(t, name)
 	if err := backend.Create(context.Background(), ad); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,10 +20,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/sdk/testenv"
+	"cozystack.io/platform/internal/adfixtures"
 )
 
 // Every upstream ApplicationDefinition is served: its kind is in discovery,
@@ -34,20 +32,11 @@ import (
 func TestAllUpstreamKinds(t *testing.T) {
 	startServer(t)
 	ctx := context.Background()
-	var ads []v1alpha1.ApplicationDefinition
-	for _, f := range testenv.UpstreamADs(t) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ad v1alpha1.ApplicationDefinition
-		if err := yaml.Unmarshal(data, &ad); err != nil {
-			t.Fatal(err)
-		}
+	ads := adfixtures.All(t)
+	for _, ad := range ads {
 		if err := backend.Create(ctx, ad.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
-		ads = append(ads, ad)
 	}
 	for _, ad := range ads {
 		waitDiscovered(t, ad.Spec.Application.Plural, 10*time.Second)
@@ -82,7 +71,7 @@ func TestAllUpstreamKinds(t *testing.T) {
 			if err := backend.Get(ctx, client.ObjectKey{Namespace: ns, Name: ad.Spec.Release.Prefix + "e2e"}, &hr); err != nil {
 				t.Fatalf("HelmRelease %s: %v", ad.Spec.Release.Prefix+"e2e", err)
 			}
-			checkHelmRelease(t, &ad, &hr)
+			checkHelmRelease(t, ad, &hr)
 
 			list, err := res.List(ctx, metav1.ListOptions{})
 			if err != nil || len(list.Items) != 1 {

@@ -1,33 +1,18 @@
 package apiserver
 
 import (
-	"os"
 	"testing"
 
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
-	"sigs.k8s.io/yaml"
 
-	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/adfixtures"
 	"cozystack.io/platform/internal/apiserver/kinds"
-	"cozystack.io/sdk/testenv"
 )
 
 // Every upstream kind gets a real OpenAPI description of its spec, not the
 // free-form fallback.
 func TestOpenAPIForUpstreamKinds(t *testing.T) {
-	var ads []*v1alpha1.ApplicationDefinition
-	for _, f := range testenv.UpstreamADs(t) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ad v1alpha1.ApplicationDefinition
-		if err := yaml.Unmarshal(data, &ad); err != nil {
-			t.Fatal(err)
-		}
-		ads = append(ads, &ad)
-	}
-	set := kinds.Resolve(ads)
+	set := kinds.Resolve(adfixtures.All(t))
 	for _, k := range set.Served() {
 		crd := CRDFor(k)
 		specProps := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]

@@ -1,16 +1,14 @@
 package kinds
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/sdk/testenv"
+	"cozystack.io/platform/internal/adfixtures"
 )
 
 func goodAD(name, kind, plural string) *v1alpha1.ApplicationDefinition {
@@ -167,19 +165,8 @@ func TestResolveConflictsAreDeterministic(t *testing.T) {
 
 // All 25 upstream ADs compile and are served together, with no conflict.
 func TestResolveUpstreamADs(t *testing.T) {
-	files := testenv.UpstreamADs(t)
-	var ads []*v1alpha1.ApplicationDefinition
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ad v1alpha1.ApplicationDefinition
-		if err := yaml.UnmarshalStrict(data, &ad); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		ads = append(ads, &ad)
-	}
+	// Strict decoding: the Go types know every field of every upstream AD.
+	ads := adfixtures.All(t)
 	if len(ads) != 25 {
 		t.Fatalf("found %d fixtures, want 25", len(ads))
 	}

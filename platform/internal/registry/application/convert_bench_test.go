@@ -1,30 +1,16 @@
 package application
 
 import (
-	"os"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
-	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/adfixtures"
 	"cozystack.io/platform/internal/apiserver/kinds"
-	"cozystack.io/sdk/testenv"
 )
 
 // The per-object cost the application API adds on every write and read of
 // the upstream postgres kind: validation, defaulting and conversion.
 func BenchmarkPostgresRoundTrip(b *testing.B) {
-	var ad *v1alpha1.ApplicationDefinition
-	for _, f := range testenv.UpstreamADs(b) {
-		var candidate v1alpha1.ApplicationDefinition
-		if data, _ := os.ReadFile(f); yaml.Unmarshal(data, &candidate) == nil && candidate.Name == "postgres" {
-			ad = &candidate
-		}
-	}
-	if ad == nil {
-		b.Fatal("no postgres ApplicationDefinition among the upstream fixtures")
-	}
-	k, f := kinds.Compile(ad)
+	k, f := kinds.Compile(adfixtures.Named(b, "postgres"))
 	if f != nil {
 		b.Fatal(f)
 	}

@@ -17,28 +17,61 @@ import (
 	"cozystack.io/platform/internal/apiserver/kinds"
 )
 
-func testKind(t *testing.T) *kinds.Kind {
-	t.Helper()
-	retries := 3
-	k, f := kinds.Compile(&v1alpha1.ApplicationDefinition{
+// postgresAD is the Postgres ApplicationDefinition the package's tests
+// build on: prefix postgres-, one release label, a 15m install timeout.
+func postgresAD(schema string) *v1alpha1.ApplicationDefinition {
+	return &v1alpha1.ApplicationDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "postgres", Annotations: map[string]string{v1alpha1.AnnotationHelmInstallTimeout: "15m"}},
 		Spec: v1alpha1.ApplicationDefinitionSpec{
 			Application: v1alpha1.ApplicationDefinitionApplication{
-				Kind: "Postgres", Plural: "postgreses", Singular: "postgres",
-				OpenAPISchema: `{"type":"object","properties":{"replicas":{"type":"integer","default":2},"size":{"type":"string","default":"10Gi"},"users":{"type":"object"}}}`,
+				Kind: "Postgres", Plural: "postgreses", Singular: "postgres", OpenAPISchema: schema,
 			},
 			Release: v1alpha1.ApplicationDefinitionRelease{
 				Prefix:   "postgres-",
 				Labels:   map[string]string{"sharding.fluxcd.io/key": "tenants"},
 				ChartRef: &v1alpha1.ChartRef{Kind: "ExternalArtifact", Name: "postgres-chart", Namespace: "cozy-system"},
-				Upgrade:  &v1alpha1.ReleaseAction{Retries: &retries},
 			},
 		},
-	})
+	}
+}
+
+func compileKind(t *testing.T, ad *v1alpha1.ApplicationDefinition) *kinds.Kind {
+	t.Helper()
+	k, f := kinds.Compile(ad)
 	if f != nil {
 		t.Fatal(f)
 	}
 	return k
+}
+
+func testKind(t *testing.T) *kinds.Kind {
+	retries := 3
+	ad := postgresAD(`{"type":"object","properties":{"replicas":{"type":"integer","default":2},"size":{"type":"string","default":"10Gi"},"users":{"type":"object"}}}`)
+	ad.Spec.Release.Upgrade = &v1alpha1.ReleaseAction{Retries: &retries}
+	return compileKind(t, ad)
+}
+
+// checkMainRelease checks the HelmRelease of application "main" of
+// postgresAD, labelled team=db and annotated note=keep: K1 labels,
+// annotations carried, chartRef, and the non-optional K2 valuesFrom.
+func checkMainRelease(t *testing.T, hr *helmv2.HelmRelease) {
+	t.Helper()
+	wantLabels := map[string]string{
+		"team": "db", "sharding.fluxcd.io/key": "tenants",
+		LabelApplicationKind: "Postgres", LabelApplicationGroup: "apps.cozystack.io", LabelApplicationName: "main",
+	}
+	if diff := cmp.Diff(wantLabels, hr.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if hr.Annotations["note"] != "keep" {
+		t.Errorf("annotations = %v", hr.Annotations)
+	}
+	if diff := cmp.Diff(&helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "postgres-chart", Namespace: "cozy-system"}, hr.Spec.ChartRef); diff != "" {
+		t.Errorf("chartRef (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]helmv2.ValuesReference{{Kind: "ConfigMap", Name: "cozystack-values", ValuesKey: "values.yaml"}}, hr.Spec.ValuesFrom); diff != "" {
+		t.Errorf("valuesFrom (-want +got):\n%s", diff)
+	}
 }
 
 func app(t testing.TB, y string) *unstructured.Unstructured {
@@ -70,22 +103,7 @@ spec:
 	if hr.Name != "postgres-main" || hr.Namespace != "tenant-a" {
 		t.Errorf("HelmRelease %s/%s, want tenant-a/postgres-main", hr.Namespace, hr.Name)
 	}
-	wantLabels := map[string]string{
-		"team": "db", "sharding.fluxcd.io/key": "tenants",
-		LabelApplicationKind: "Postgres", LabelApplicationGroup: "apps.cozystack.io", LabelApplicationName: "main",
-	}
-	if diff := cmp.Diff(wantLabels, hr.Labels); diff != "" {
-		t.Errorf("labels (-want +got):\n%s", diff)
-	}
-	if hr.Annotations["note"] != "keep" {
-		t.Errorf("annotations = %v", hr.Annotations)
-	}
-	if diff := cmp.Diff(&helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "postgres-chart", Namespace: "cozy-system"}, hr.Spec.ChartRef); diff != "" {
-		t.Errorf("chartRef (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]helmv2.ValuesReference{{Kind: "ConfigMap", Name: "cozystack-values", ValuesKey: "values.yaml"}}, hr.Spec.ValuesFrom); diff != "" {
-		t.Errorf("valuesFrom (-want +got):\n%s", diff)
-	}
+	checkMainRelease(t, hr)
 	// Values are the user's spec only: no schema default (size) is added.
 	var values map[string]any
 	if err := json.Unmarshal(hr.Spec.Values.Raw, &values); err != nil {

@@ -61,25 +61,9 @@ const storageSchema = `{
 }`
 
 func storageKind(t *testing.T) *kinds.Kind {
-	t.Helper()
-	k, f := kinds.Compile(&v1alpha1.ApplicationDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "postgres", Annotations: map[string]string{v1alpha1.AnnotationHelmInstallTimeout: "15m"}},
-		Spec: v1alpha1.ApplicationDefinitionSpec{
-			Application: v1alpha1.ApplicationDefinitionApplication{
-				Kind: "Postgres", Plural: "postgreses", Singular: "postgres", ShortNames: []string{"pg"},
-				OpenAPISchema: storageSchema,
-			},
-			Release: v1alpha1.ApplicationDefinitionRelease{
-				Prefix:   "postgres-",
-				Labels:   map[string]string{"sharding.fluxcd.io/key": "tenants"},
-				ChartRef: &v1alpha1.ChartRef{Kind: "ExternalArtifact", Name: "postgres-chart", Namespace: "cozy-system"},
-			},
-		},
-	})
-	if f != nil {
-		t.Fatal(f)
-	}
-	return k
+	ad := postgresAD(storageSchema)
+	ad.Spec.Application.ShortNames = []string{"pg"}
+	return compileKind(t, ad)
 }
 
 // fixture is one test's namespace, storage and a client of its own for
@@ -282,22 +266,7 @@ spec: {replicas: 3, users: {app: {password: x}}}
 	if hr.Name != "postgres-main" || hr.UID != out.GetUID() || hr.ResourceVersion != out.GetResourceVersion() {
 		t.Errorf("HelmRelease %s uid=%s rv=%s, want postgres-main with the application's uid and rv", hr.Name, hr.UID, hr.ResourceVersion)
 	}
-	wantLabels := map[string]string{
-		"team": "db", "sharding.fluxcd.io/key": "tenants",
-		LabelApplicationKind: "Postgres", LabelApplicationGroup: "apps.cozystack.io", LabelApplicationName: "main",
-	}
-	if diff := cmp.Diff(wantLabels, hr.Labels); diff != "" {
-		t.Errorf("labels (-want +got):\n%s", diff)
-	}
-	if hr.Annotations["note"] != "keep" {
-		t.Errorf("annotations = %v", hr.Annotations)
-	}
-	if diff := cmp.Diff(&helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "postgres-chart", Namespace: "cozy-system"}, hr.Spec.ChartRef); diff != "" {
-		t.Errorf("chartRef (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]helmv2.ValuesReference{{Kind: "ConfigMap", Name: "cozystack-values", ValuesKey: "values.yaml"}}, hr.Spec.ValuesFrom); diff != "" {
-		t.Errorf("valuesFrom (-want +got):\n%s", diff)
-	}
+	checkMainRelease(t, hr)
 	// size is required and has a default: validation saw the default, the
 	// values do not carry it.
 	if diff := cmp.Diff(map[string]any{"replicas": float64(3), "users": map[string]any{"app": map[string]any{"password": "x"}}}, values(t, hr)); diff != "" {
