@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/platform/internal/apiserver"
 	"cozystack.io/platform/internal/apiserver/kinds"
@@ -42,8 +41,8 @@ func newCommand() *cobra.Command {
 			if errs := o.Recommended.Validate(); len(errs) > 0 {
 				return fmt.Errorf("invalid options: %v", errs)
 			}
-			srv, err := apiserver.New(o, func(k *kinds.Kind, c client.WithWatch) rest.Storage {
-				return application.NewREST(k, c)
+			srv, err := apiserver.New(o, func(k *kinds.Kind, b application.Backend) rest.Storage {
+				return application.NewREST(k, b)
 			})
 			if err != nil {
 				return err

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/platform/internal/adfixtures"
@@ -66,7 +69,46 @@ func serverProcess(b *testing.B) int {
 		b.Fatalf("cozystack-api never Available; last lines of its log:\n%s", strings.Join(lines[max(0, len(lines)-20):], "\n"))
 	}
 	backend = c
+	serverPort = port
 	return cmd.Process.Pid
+}
+
+// serverPort is the port of the benchmarked cozystack-api process.
+var serverPort int
+
+// profile collects a pprof profile ("profile?seconds=N" for CPU, "heap")
+// from the benchmarked server into $COZYSTACK_BENCH_PPROF/<file> when that
+// variable names a directory; run it in a goroutine for CPU profiles. The
+// server's /debug/pprof is authorized by kube-apiserver like any request,
+// so the admin client certificate is used.
+func profile(b *testing.B, path, file string) {
+	dir := os.Getenv("COZYSTACK_BENCH_PPROF")
+	if dir == "" {
+		return
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Host = fmt.Sprintf("https://127.0.0.1:%d", serverPort)
+	cfg.TLSClientConfig.CAData, cfg.TLSClientConfig.CAFile = nil, ""
+	cfg.TLSClientConfig.Insecure = true
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	resp, err := hc.Get(cfg.Host + "/debug/pprof/" + path)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		b.Errorf("pprof %s: %s: %s", path, resp.Status, data)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+		b.Error(err)
+	}
 }
 
 func rssMiB(b *testing.B, pid int) float64 {
@@ -149,6 +191,8 @@ func BenchmarkApplicationAPI(b *testing.B) {
 	// Sequential creates, interleaved: one application, one HelmRelease.
 	const creates = 500
 	var appCreate, hrCreate []time.Duration
+	createProfiled := make(chan struct{})
+	go func() { defer close(createProfiled); profile(b, "profile?seconds=5", "create.cpu.pprof") }()
 	for i := 0; i < creates; i++ {
 		t0 := time.Now()
 		if _, err := pg.Namespace("bench-0").Create(ctx, appObj(fmt.Sprintf("c%d", i)), metav1.CreateOptions{}); err != nil {
@@ -161,6 +205,8 @@ func BenchmarkApplicationAPI(b *testing.B) {
 		}
 		hrCreate = append(hrCreate, time.Since(t0))
 	}
+
+	<-createProfiled
 
 	// 5,000 applications in 50 namespaces (their HelmReleases are the
 	// "direct" side: the same objects listed through the two APIs).
@@ -198,6 +244,8 @@ func BenchmarkApplicationAPI(b *testing.B) {
 		return time.Since(t0)
 	}
 	results := map[string][2][]time.Duration{}
+	profiled := make(chan struct{})
+	go func() { defer close(profiled); profile(b, "profile?seconds=15", "list.cpu.pprof") }()
 	for _, rv := range []string{"0", ""} {
 		var a, h []time.Duration
 		for i := 0; i < 7; i++ {
@@ -207,6 +255,8 @@ func BenchmarkApplicationAPI(b *testing.B) {
 		results[rv] = [2][]time.Duration{a, h}
 	}
 	afterList := rssMiB(b, pid)
+	<-profiled
+	profile(b, "heap", "heap.pprof")
 
 	ratio := func(a, h []time.Duration) float64 { return float64(p50(a)) / float64(p50(h)) }
 	b.ReportMetric(ratio(appCreate, hrCreate), "create-p50-ratio")

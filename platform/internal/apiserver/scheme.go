@@ -143,7 +143,9 @@ func newNegotiatedSerializer() negotiatedSerializer {
 	return negotiatedSerializer{infos: []runtime.SerializerInfo{
 		{
 			MediaType: "application/json", MediaTypeType: "application", MediaTypeSubType: "json", EncodesAsText: true,
-			Serializer:       json.NewSerializerWithOptions(json.DefaultMetaFactory, c, t, json.SerializerOptions{}),
+			// Lists are encoded item by item into the response, not built
+			// whole in memory first.
+			Serializer:       json.NewSerializerWithOptions(json.DefaultMetaFactory, c, t, json.SerializerOptions{StreamingCollectionsEncoding: true}),
 			PrettySerializer: json.NewSerializerWithOptions(json.DefaultMetaFactory, c, t, json.SerializerOptions{Pretty: true}),
 			StrictSerializer: json.NewSerializerWithOptions(json.DefaultMetaFactory, c, t, json.SerializerOptions{Strict: true}),
 			StreamSerializer: &runtime.StreamSerializerInfo{

@@ -70,7 +70,9 @@ func startServer(t *testing.T) {
 	o.Recommended.SecureServing.BindPort = port
 	o.Recommended.SecureServing.ServerCert.CertKey.CertFile = cert
 	o.Recommended.SecureServing.ServerCert.CertKey.KeyFile = key
-	srv, err := apiserver.New(o, func(k *kinds.Kind, c client.WithWatch) rest.Storage { return application.NewREST(k, c) })
+	srv, err := apiserver.New(o, func(k *kinds.Kind, b application.Backend) rest.Storage {
+		return application.NewREST(k, b)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

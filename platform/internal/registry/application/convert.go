@@ -165,15 +165,19 @@ func ToHelmRelease(k *kinds.Kind, app *unstructured.Unstructured) (*helmv2.HelmR
 // synthesized from the HelmRelease's conditions. It fails when the
 // HelmRelease does not belong to k.
 func FromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease) (*unstructured.Unstructured, error) {
-	name, ok := k.ApplicationName(hr.Name)
-	if !ok || hr.Labels[LabelApplicationKind] != k.Kind {
-		return nil, fmt.Errorf("HelmRelease %s/%s is not a %s", hr.Namespace, hr.Name, k.Kind)
-	}
+	return fromHelmRelease(k, hr, Spec)
+}
+
+// Spec returns the application spec held in HelmRelease values (JSON, nil
+// or empty for none) of kind k: a fresh map without the top-level keys
+// beginning with "_", with the schema defaults applied. The error says
+// when values are not a JSON object.
+func Spec(k *kinds.Kind, values []byte) (map[string]any, error) {
 	spec := map[string]any{}
-	if hr.Spec.Values != nil && len(hr.Spec.Values.Raw) > 0 {
+	if len(values) > 0 {
 		// utiljson keeps integers as int64, as the API machinery does.
-		if err := utiljson.Unmarshal(hr.Spec.Values.Raw, &spec); err != nil {
-			return nil, fmt.Errorf("HelmRelease %s/%s: values are not a JSON object: %w", hr.Namespace, hr.Name, err)
+		if err := utiljson.Unmarshal(values, &spec); err != nil {
+			return nil, fmt.Errorf("values are not a JSON object: %w", err)
 		}
 	}
 	for key := range spec {
@@ -182,11 +186,28 @@ func FromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease) (*unstructured.Unstr
 		}
 	}
 	k.Schema.Default(spec)
+	return spec, nil
+}
+
+// fromHelmRelease is FromHelmRelease with the spec made by spec.
+func fromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease, spec func(*kinds.Kind, []byte) (map[string]any, error)) (*unstructured.Unstructured, error) {
+	name, ok := k.ApplicationName(hr.Name)
+	if !ok || hr.Labels[LabelApplicationKind] != k.Kind {
+		return nil, fmt.Errorf("HelmRelease %s/%s is not a %s", hr.Namespace, hr.Name, k.Kind)
+	}
+	var values []byte
+	if hr.Spec.Values != nil {
+		values = hr.Spec.Values.Raw
+	}
+	specMap, err := spec(k, values)
+	if err != nil {
+		return nil, fmt.Errorf("HelmRelease %s/%s: %w", hr.Namespace, hr.Name, err)
+	}
 
 	app := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": kinds.Group + "/" + kinds.Version,
 		"kind":       k.Kind,
-		"spec":       spec,
+		"spec":       specMap,
 	}}
 	app.SetName(name)
 	app.SetNamespace(hr.Namespace)

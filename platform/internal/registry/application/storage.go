@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -39,21 +40,39 @@ const generateNameAttempts = 8
 // REST is the storage of one application kind (K1). Objects are
 // *unstructured.Unstructured of apps.cozystack.io/v1alpha1, stored only as
 // Flux HelmReleases named <prefix><name> in the object's namespace, through
-// c with the server's own credentials: there is no other store and no cache,
+// the Backend with the server's own credentials: there is no other store,
 // so resourceVersion, list, watch and conflict semantics are
 // kube-apiserver's own for the HelmRelease. Errors name the application
 // resource, never the HelmRelease.
 type REST struct {
-	kind   *kinds.Kind
-	client client.WithWatch
+	kind      *kinds.Kind
+	client    client.WithWatch
+	releases  *ReleaseCache
+	lister    *ReleaseLister
+	converted memo
+	specs     specs
 }
 
-// NewREST returns the storage of kind. c's scheme must know helmv2, and c
-// must talk to kube-apiserver directly (client.NewWithWatch), not read from
-// an informer cache: resourceVersion and consistency semantics are the
-// HelmRelease API's only then. c is the caller's; Destroy leaves it alone.
-func NewREST(kind *kinds.Kind, c client.WithWatch) *REST {
-	return &REST{kind: kind, client: c}
+// Backend is how a kind's storage reaches the HelmReleases.
+type Backend struct {
+	// Client reads and writes HelmReleases. Its scheme must know helmv2,
+	// and it must talk to kube-apiserver directly (client.NewWithWatch),
+	// not read from an informer cache: resourceVersion and consistency
+	// semantics are the HelmRelease API's only then.
+	Client client.WithWatch
+	// Lister, when set, serves lists that go to kube-apiserver as a
+	// stream (less memory, and no decoding of unchanged objects); Client
+	// lists otherwise.
+	Lister *ReleaseLister
+	// Releases, when set, serves the lists that may come from a cache
+	// (see List).
+	Releases *ReleaseCache
+}
+
+// NewREST returns the storage of kind. The backend's parts are the
+// caller's; Destroy leaves them alone.
+func NewREST(kind *kinds.Kind, b Backend) *REST {
+	return &REST{kind: kind, client: b.Client, releases: b.Releases, lister: b.Lister}
 }
 
 var (
@@ -168,10 +187,14 @@ func (r *REST) Get(ctx context.Context, name string, options *metav1.GetOptions)
 }
 
 // List returns the applications of the kind in the request namespace (all
-// namespaces when it is empty). Label and field selectors, resourceVersion,
+// namespaces when it is empty), sorted by namespace and name as
+// kube-apiserver returns them. Label and field selectors, resourceVersion,
 // resourceVersionMatch, limit and continue apply to the HelmRelease list
 // unchanged, so consistency and paging are kube-apiserver's; the list
-// carries the HelmRelease list's resourceVersion and continue token.
+// carries the HelmRelease list's resourceVersion and continue token. The one
+// exception: a list with resourceVersion "0" ("any version") and no paging
+// is served from the ReleaseCache once it has synced, as kube-apiserver
+// serves it from its watch cache, with the cache's resourceVersion.
 // HelmReleases that carry the kind label but not the kind's name prefix are
 // skipped.
 func (r *REST) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
@@ -179,6 +202,34 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	lo, selectable, err := r.listOptions(ctx, options, false)
 	if err != nil || !selectable {
 		return out, err
+	}
+	complete := (lo.LabelSelector == nil || len(mustRequirements(lo.LabelSelector)) == 1) && lo.FieldSelector == nil && lo.Namespace == "" && lo.Limit == 0
+	if anyVersion(options) && lo.Limit == 0 && lo.Continue == "" {
+		if hrs, ok := r.releases.List(r.kind.Kind, lo.Namespace); ok {
+			out.SetResourceVersion(r.releases.LastSyncResourceVersion())
+			out.Items = make([]unstructured.Unstructured, 0, len(hrs))
+			sort.Slice(hrs, func(i, j int) bool {
+				if hrs[i].Namespace != hrs[j].Namespace {
+					return hrs[i].Namespace < hrs[j].Namespace
+				}
+				return hrs[i].Name < hrs[j].Name
+			})
+			r.converted.begin(complete)
+			for _, hr := range hrs {
+				if !lo.LabelSelector.Matches(labels.Set(hr.Labels)) ||
+					(lo.FieldSelector != nil && !lo.FieldSelector.Matches(fields.Set{"metadata.name": hr.Name, "metadata.namespace": hr.Namespace})) {
+					continue
+				}
+				if app, ok := r.listItem(hr); ok {
+					out.Items = append(out.Items, *app)
+				}
+			}
+			r.converted.end(complete)
+			return out, nil
+		}
+	}
+	if r.lister != nil {
+		return r.streamList(ctx, lo, out, complete)
 	}
 	hrs := &helmv2.HelmReleaseList{}
 	if err := r.client.List(ctx, hrs, lo); err != nil {
@@ -188,15 +239,75 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	out.SetContinue(hrs.Continue)
 	out.SetRemainingItemCount(hrs.RemainingItemCount)
 	out.Items = make([]unstructured.Unstructured, 0, len(hrs.Items))
+	r.converted.begin(complete)
 	for i := range hrs.Items {
-		app, err := FromHelmRelease(r.kind, &hrs.Items[i])
-		if err != nil {
-			klog.V(2).InfoS("Skipping HelmRelease", "kind", r.kind.Kind, "err", err)
-			continue
+		if app, ok := r.listItem(&hrs.Items[i]); ok {
+			out.Items = append(out.Items, *app)
 		}
-		out.Items = append(out.Items, *app)
 	}
+	r.converted.end(complete)
 	return out, nil
+}
+
+// streamList is List through the ReleaseLister: items whose conversion is
+// memoized are not decoded.
+func (r *REST) streamList(ctx context.Context, lo *client.ListOptions, out *unstructured.UnstructuredList, complete bool) (runtime.Object, error) {
+	opts := lo.AsListOptions()
+	out.Items = []unstructured.Unstructured{}
+	r.converted.begin(complete)
+	defer r.converted.end(complete)
+	meta, err := r.lister.List(ctx, lo.Namespace, opts, func(item *ListItem) error {
+		if app := r.converted.get(item.UID, item.ResourceVersion); app != nil {
+			out.Items = append(out.Items, *app)
+			return nil
+		}
+		hr, err := item.Decode()
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		if app, ok := r.listItem(hr); ok {
+			out.Items = append(out.Items, *app)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, r.mapError(err, "")
+	}
+	out.SetResourceVersion(meta.ResourceVersion)
+	out.SetContinue(meta.Continue)
+	out.SetRemainingItemCount(meta.RemainingItemCount)
+	return out, nil
+}
+
+// listItem converts hr for a list, through the memo of conversions: a list
+// item is only read (encoded or turned into a table row), so lists may
+// share one converted object per HelmRelease resourceVersion, and objects
+// may share one spec per distinct values (specs). ok is false
+// for a HelmRelease that is not an application of the kind.
+func (r *REST) listItem(hr *helmv2.HelmRelease) (*unstructured.Unstructured, bool) {
+	if app := r.converted.get(hr.UID, hr.ResourceVersion); app != nil {
+		return app, true
+	}
+	app, err := fromHelmRelease(r.kind, hr, r.specs.get)
+	if err != nil {
+		klog.V(2).InfoS("Skipping HelmRelease", "kind", r.kind.Kind, "err", err)
+		return nil, false
+	}
+	r.converted.put(hr.UID, hr.ResourceVersion, app)
+	return app, true
+}
+
+// anyVersion reports whether a list may be served at any resourceVersion:
+// resourceVersion "0" with no match or NotOlderThan (API concepts,
+// "Semantics for get and list").
+func anyVersion(o *metainternalversion.ListOptions) bool {
+	return o != nil && o.ResourceVersion == "0" &&
+		(o.ResourceVersionMatch == "" || o.ResourceVersionMatch == metav1.ResourceVersionMatchNotOlderThan)
+}
+
+func mustRequirements(s labels.Selector) labels.Requirements {
+	reqs, _ := s.Requirements()
+	return reqs
 }
 
 // listOptions translates a list or watch request into the HelmRelease

@@ -97,10 +97,57 @@ func newFixture(t *testing.T, k *kinds.Kind) *fixture {
 	t.Helper()
 	testenv.Need(t, env)
 	c := newClient(t)
-	f := &fixture{t: t, c: c, kind: k, rest: NewREST(k, c)}
+	f := &fixture{t: t, c: c, kind: k, rest: NewREST(k, Backend{Client: c, Lister: newLister(t)})}
 	f.ns = f.namespace()
 	f.ctx = genericapirequest.WithNamespace(context.Background(), f.ns)
 	return f
+}
+
+// cachedREST returns a storage of the fixture's kind whose resourceVersion
+// "0" lists come from a ReleaseCache, once that cache holds at least n
+// HelmReleases of the kind in namespaces. The cache is eventually
+// consistent, so tests wait for it.
+func (f *fixture) cachedREST(n int, namespaces ...string) *REST {
+	f.t.Helper()
+	rc := NewReleaseCache(f.c)
+	runCtx, cancel := context.WithCancel(context.Background())
+	f.t.Cleanup(cancel)
+	go rc.Run(runCtx)
+	// Its client cannot list: lists it answers come from the cache.
+	r := NewREST(f.kind, Backend{Client: noList{f.c}, Releases: rc})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		hrs, ok := rc.List(f.kind.Kind, "")
+		mine := 0
+		for _, hr := range hrs {
+			if slices.Contains(namespaces, hr.Namespace) {
+				mine++
+			}
+		}
+		if ok && mine >= n {
+			return r
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("ReleaseCache: synced=%v, %d HelmReleases of %s, want %d", ok, mine, f.kind.Kind, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func newLister(t *testing.T) *ReleaseLister {
+	t.Helper()
+	l, err := NewReleaseLister(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// noList is a client whose List fails.
+type noList struct{ client.WithWatch }
+
+func (noList) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return fmt.Errorf("this client does not list")
 }
 
 // namespace creates a namespace deleted at cleanup.
@@ -471,6 +518,7 @@ func TestList(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := genericapirequest.WithNamespace(context.Background(), "")
+	cached := f.cachedREST(3, f.ns, other)
 	sel := func(s string) labels.Selector {
 		l, err := labels.Parse(s)
 		if err != nil {
@@ -507,6 +555,21 @@ func TestList(t *testing.T) {
 			l := out.(*unstructured.UnstructuredList)
 			if l.GetKind() != "PostgresList" || l.GetAPIVersion() != "apps.cozystack.io/v1alpha1" || l.GetResourceVersion() == "" {
 				t.Errorf("list %s %s rv=%q", l.GetAPIVersion(), l.GetKind(), l.GetResourceVersion())
+			}
+
+			// The same list at resourceVersion "0" from the cache: the same
+			// objects, field for field.
+			opts := &metainternalversion.ListOptions{}
+			if tc.opts != nil {
+				opts = tc.opts.DeepCopy()
+			}
+			opts.ResourceVersion = "0"
+			fromCache, err := cached.List(tc.ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(l.Items, fromCache.(*unstructured.UnstructuredList).Items); diff != "" {
+				t.Errorf("cached list differs from the consistent list (-consistent +cached):\n%s", diff)
 			}
 		})
 	}
@@ -850,7 +913,7 @@ func TestUpstreamPostgres(t *testing.T) {
 // HelmRelease errors are rewritten to name the application; errors about
 // other resources pass through.
 func TestMapError(t *testing.T) {
-	r := NewREST(storageKind(t), nil)
+	r := NewREST(storageKind(t), Backend{})
 	hrGR := schema.GroupResource{Group: helmv2.GroupVersion.Group, Resource: "helmreleases"}
 	invalid := apierrors.NewInvalid(schema.GroupKind{Group: helmv2.GroupVersion.Group, Kind: "HelmRelease"}, "postgres-main",
 		field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations"), "x", `too long for HelmRelease.helm.toolkit.fluxcd.io "postgres-main"`)})
@@ -894,7 +957,7 @@ func TestMapError(t *testing.T) {
 
 // Interface facts the server wiring relies on.
 func TestNames(t *testing.T) {
-	r := NewREST(storageKind(t), nil)
+	r := NewREST(storageKind(t), Backend{})
 	if r.Kind() != "Postgres" || r.GetSingularName() != "postgres" || !slices.Equal(r.ShortNames(), []string{"pg"}) || !r.NamespaceScoped() {
 		t.Errorf("names: %s %s %v %v", r.Kind(), r.GetSingularName(), r.ShortNames(), r.NamespaceScoped())
 	}

@@ -1,0 +1,118 @@
+package application
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"cozystack.io/platform/internal/apiserver/kinds"
+)
+
+// memo keeps the last conversion of each HelmRelease listed, by UID, valid
+// for one resourceVersion: a resourceVersion names one content of the
+// HelmRelease, and a kind's REST (so its schema defaults) is replaced when
+// its ApplicationDefinition changes, so a hit is exactly what
+// FromHelmRelease would return. The objects are shared by every list that
+// returns them and must not be modified.
+//
+// A list that saw every HelmRelease of the kind (begin(true) ... end(true))
+// replaces the memo with what it saw, so deleted objects do not linger;
+// other lists only add, up to memoMax entries.
+type memo struct {
+	mu      sync.Mutex
+	entries map[types.UID]memoEntry
+	seen    map[types.UID]memoEntry // filled between begin(true) and end(true)
+}
+
+type memoEntry struct {
+	resourceVersion string
+	app             *unstructured.Unstructured
+}
+
+// memoMax bounds the memo between complete lists.
+const memoMax = 100000
+
+func (m *memo) get(uid types.UID, rv string) *unstructured.Unstructured {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[uid]
+	if !ok || e.resourceVersion != rv {
+		return nil
+	}
+	if m.seen != nil {
+		m.seen[uid] = e
+	}
+	return e.app
+}
+
+func (m *memo) put(uid types.UID, rv string, app *unstructured.Unstructured) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.entries == nil || len(m.entries) >= memoMax {
+		m.entries = map[types.UID]memoEntry{}
+	}
+	e := memoEntry{resourceVersion: rv, app: app}
+	m.entries[uid] = e
+	if m.seen != nil {
+		m.seen[uid] = e
+	}
+}
+
+// begin starts a list; complete says it will see every HelmRelease of the
+// kind. Concurrent complete lists may overlap: the last to end wins, and
+// any entry it misses is only converted again.
+func (m *memo) begin(complete bool) {
+	if !complete {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seen = map[types.UID]memoEntry{}
+}
+
+func (m *memo) end(complete bool) {
+	if !complete {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seen != nil {
+		m.entries, m.seen = m.seen, nil
+	}
+}
+
+// specs interns the specs of listed applications by their HelmRelease
+// values: applications with the same values have equal specs once
+// defaulted, and list items are only read, so they share one map. A kind's
+// defaults can be large next to what users set, so this bounds a list's
+// memory by the distinct values rather than by the number of objects.
+type specs struct {
+	mu      sync.Mutex
+	entries map[string]map[string]any
+}
+
+// specsMax bounds the distinct values interned; past it the set restarts.
+const specsMax = 4096
+
+// get is Spec(k, values) through the intern set. The map returned is shared
+// and must not be modified.
+func (s *specs) get(k *kinds.Kind, values []byte) (map[string]any, error) {
+	s.mu.Lock()
+	spec, ok := s.entries[string(values)]
+	s.mu.Unlock()
+	if ok {
+		return spec, nil
+	}
+	spec, err := Spec(k, values)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.entries == nil || len(s.entries) >= specsMax {
+		s.entries = map[string]map[string]any{}
+	}
+	s.entries[string(values)] = spec
+	return spec, nil
+}

@@ -1,0 +1,71 @@
+package application
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestMemo(t *testing.T) {
+	var m memo
+	a, b := &unstructured.Unstructured{}, &unstructured.Unstructured{}
+	if m.get("a", "1") != nil {
+		t.Fatal("empty memo hit")
+	}
+	m.put("a", "1", a)
+	m.put("b", "1", b)
+	if m.get("a", "1") != a {
+		t.Error("same resourceVersion: want the memoized object")
+	}
+	if m.get("a", "2") != nil {
+		t.Error("new resourceVersion: want a miss")
+	}
+	// A complete list that sees only b drops a.
+	m.begin(true)
+	if m.get("b", "1") != b {
+		t.Error("b: want a hit")
+	}
+	m.end(true)
+	if m.get("a", "1") != nil {
+		t.Error("a was not seen by a complete list: want it dropped")
+	}
+	if m.get("b", "1") != b {
+		t.Error("b was seen by a complete list: want it kept")
+	}
+	// A partial list only adds.
+	m.begin(false)
+	m.put("c", "1", a)
+	m.end(false)
+	if m.get("b", "1") != b || m.get("c", "1") != a {
+		t.Error("partial list: want b kept and c added")
+	}
+}
+
+func TestSpecsInterned(t *testing.T) {
+	k := storageKind(t)
+	var s specs
+	a, err := s.get(k, []byte(`{"replicas":3,"_cluster":{"x":"y"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.get(k, []byte(`{"replicas":3,"_cluster":{"x":"y"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect.ValueOf(a).Pointer() != reflect.ValueOf(b).Pointer() {
+		t.Error("equal values: want one shared spec")
+	}
+	want, err := Spec(k, []byte(`{"replicas":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("interned spec differs from Spec (-want +got):\n%s", diff)
+	}
+	if _, err := s.get(k, []byte(`[1]`)); err == nil {
+		t.Error("values that are not an object: want an error")
+	}
+}

@@ -1,0 +1,153 @@
+package application
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	kjson "sigs.k8s.io/json"
+)
+
+// ReleaseLister lists HelmReleases from kube-apiserver as a stream: the
+// response is decoded one item at a time, so a list of thousands of
+// HelmReleases is never held whole in memory, and an item whose UID and
+// resourceVersion the caller already converted is not decoded at all.
+type ReleaseLister struct {
+	client rest.Interface
+}
+
+// NewReleaseLister returns a lister of helm.toolkit.fluxcd.io/v2
+// HelmReleases through cfg (copied; JSON, no compression needed on it).
+func NewReleaseLister(cfg *rest.Config) (*ReleaseLister, error) {
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &helmv2.GroupVersion
+	c.APIPath = "/apis"
+	c.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	c.AcceptContentTypes, c.ContentType = "application/json", "application/json"
+	rc, err := rest.RESTClientFor(c)
+	if err != nil {
+		return nil, err
+	}
+	return &ReleaseLister{client: rc}, nil
+}
+
+// optionsVersion is the version list options are encoded in: meta/v1,
+// registered as "v1" in client-go's scheme (HelmRelease's own group has no
+// option types).
+var optionsVersion = schema.GroupVersion{Version: "v1"}
+
+// ListItem is one listed HelmRelease: its UID and resourceVersion, and
+// Decode, which decodes the whole object (only valid during the callback).
+type ListItem struct {
+	UID             types.UID
+	ResourceVersion string
+	raw             json.RawMessage
+}
+
+// Decode decodes the item as kube-apiserver's JSON decoding does (case
+// sensitive, integers kept as int64).
+func (i *ListItem) Decode() (*helmv2.HelmRelease, error) {
+	hr := &helmv2.HelmRelease{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(i.raw, hr); err != nil {
+		return nil, fmt.Errorf("HelmRelease %s: %w", i.UID, err)
+	}
+	return hr, nil
+}
+
+// List lists the HelmReleases of namespace ns ("" for all) that opts
+// select (passed to kube-apiserver unchanged), calling each for every item
+// in order, and returns the list's metadata (resourceVersion, continue,
+// remainingItemCount). Errors from kube-apiserver are *StatusError as from
+// any client-go request; an error from each stops the list.
+func (l *ReleaseLister) List(ctx context.Context, ns string, opts *metav1.ListOptions, each func(*ListItem) error) (metav1.ListMeta, error) {
+	var meta metav1.ListMeta
+	body, err := l.client.Get().Namespace(ns).Resource("helmreleases").
+		SpecificallyVersionedParams(opts, scheme.ParameterCodec, optionsVersion).Stream(ctx)
+	if err != nil {
+		return meta, err
+	}
+	defer body.Close()
+	dec := json.NewDecoder(body)
+	if err := expectDelim(dec, '{'); err != nil {
+		return meta, err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return meta, err
+		}
+		switch tok {
+		case "metadata":
+			if err := dec.Decode(&meta); err != nil {
+				return meta, fmt.Errorf("HelmRelease list metadata: %w", err)
+			}
+		case "items":
+			if err := listItems(dec, each); err != nil {
+				return meta, err
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return meta, err
+			}
+		}
+	}
+	if err := expectDelim(dec, '}'); err != nil {
+		return meta, err
+	}
+	// Drain what is left (a trailing newline) so the connection is reused.
+	_, _ = io.Copy(io.Discard, body)
+	return meta, nil
+}
+
+func listItems(dec *json.Decoder, each func(*ListItem) error) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok == nil { // "items": null
+		return nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return fmt.Errorf("HelmRelease list: items is %v, not an array", tok)
+	}
+	var head struct {
+		Metadata struct {
+			UID             types.UID `json:"uid"`
+			ResourceVersion string    `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	for dec.More() {
+		item := &ListItem{}
+		if err := dec.Decode(&item.raw); err != nil {
+			return fmt.Errorf("HelmRelease list item: %w", err)
+		}
+		head.Metadata.UID, head.Metadata.ResourceVersion = "", ""
+		if err := json.Unmarshal(item.raw, &head); err != nil {
+			return fmt.Errorf("HelmRelease list item: %w", err)
+		}
+		item.UID, item.ResourceVersion = head.Metadata.UID, head.Metadata.ResourceVersion
+		if err := each(item); err != nil {
+			return err
+		}
+	}
+	return expectDelim(dec, ']')
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("HelmRelease list: %w", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != want {
+		return fmt.Errorf("HelmRelease list: got %v, want %q", tok, want)
+	}
+	return nil
+}
