@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"io"
 
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/versioning"
 
 	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/registry/application"
 )
 
 // GroupVersion of the application API.
@@ -103,7 +105,7 @@ func (converter) Convert(in, out, context any) error {
 
 func (converter) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
 	switch in.(type) {
-	case *unstructured.Unstructured, *unstructured.UnstructuredList:
+	case *unstructured.Unstructured, *unstructured.UnstructuredList, *application.List:
 		gvk := in.GetObjectKind().GroupVersionKind()
 		to, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{gvk})
 		if !ok {
@@ -144,8 +146,9 @@ func newNegotiatedSerializer() negotiatedSerializer {
 		{
 			MediaType: "application/json", MediaTypeType: "application", MediaTypeSubType: "json", EncodesAsText: true,
 			// Lists are encoded item by item into the response, not built
-			// whole in memory first.
-			Serializer:       json.NewSerializerWithOptions(json.DefaultMetaFactory, c, t, json.SerializerOptions{StreamingCollectionsEncoding: true}),
+			// whole in memory first, and copied when their items carry
+			// their encoding.
+			Serializer:       listEncoder{json.NewSerializerWithOptions(json.DefaultMetaFactory, c, t, json.SerializerOptions{StreamingCollectionsEncoding: true})},
 			PrettySerializer: json.NewSerializerWithOptions(json.DefaultMetaFactory, c, t, json.SerializerOptions{Pretty: true}),
 			StrictSerializer: json.NewSerializerWithOptions(json.DefaultMetaFactory, c, t, json.SerializerOptions{Strict: true}),
 			StreamSerializer: &runtime.StreamSerializerInfo{
@@ -170,4 +173,20 @@ func (s negotiatedSerializer) EncoderForVersion(encoder runtime.Encoder, gv runt
 
 func (s negotiatedSerializer) DecoderToVersion(decoder runtime.Decoder, gv runtime.GroupVersioner) runtime.Decoder {
 	return versioning.NewCodec(nil, decoder, converter{}, creator{}, typer{}, Scheme, nil, gv, "applications")
+}
+
+// listEncoder is the JSON serializer, except that an application list whose
+// items carry their JSON encoding (application.List) is written from those
+// bytes: the same output, without encoding thousands of maps again.
+type listEncoder struct {
+	*json.Serializer
+}
+
+func (e listEncoder) Encode(obj runtime.Object, w io.Writer) error {
+	if l, ok := obj.(*application.List); ok {
+		if written, err := l.WriteJSON(w); written {
+			return err
+		}
+	}
+	return e.Serializer.Encode(obj, w)
 }

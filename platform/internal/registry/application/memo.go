@@ -28,31 +28,35 @@ type memo struct {
 type memoEntry struct {
 	resourceVersion string
 	app             *unstructured.Unstructured
+	json            []byte // app.Object as encoding/json writes it
 }
 
 // memoMax bounds the memo between complete lists.
 const memoMax = 100000
 
-func (m *memo) get(uid types.UID, rv string) *unstructured.Unstructured {
+// get returns the memoized conversion of uid at rv and its JSON, or nil.
+func (m *memo) get(uid types.UID, rv string) (*unstructured.Unstructured, []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.entries[uid]
 	if !ok || e.resourceVersion != rv {
-		return nil
+		return nil, nil
 	}
 	if m.seen != nil {
 		m.seen[uid] = e
 	}
-	return e.app
+	return e.app, e.json
 }
 
-func (m *memo) put(uid types.UID, rv string, app *unstructured.Unstructured) {
+// put memoizes app, the conversion of uid at rv, with its JSON encoding
+// (nil when it could not be encoded: lists then encode it themselves).
+func (m *memo) put(uid types.UID, rv string, app *unstructured.Unstructured, encoded []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.entries == nil || len(m.entries) >= memoMax {
 		m.entries = map[types.UID]memoEntry{}
 	}
-	e := memoEntry{resourceVersion: rv, app: app}
+	e := memoEntry{resourceVersion: rv, app: app, json: encoded}
 	m.entries[uid] = e
 	if m.seen != nil {
 		m.seen[uid] = e

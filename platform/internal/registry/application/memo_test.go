@@ -5,41 +5,41 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestMemo(t *testing.T) {
 	var m memo
 	a, b := &unstructured.Unstructured{}, &unstructured.Unstructured{}
-	if m.get("a", "1") != nil {
+	if get(&m, "a", "1") != nil {
 		t.Fatal("empty memo hit")
 	}
-	m.put("a", "1", a)
-	m.put("b", "1", b)
-	if m.get("a", "1") != a {
+	m.put("a", "1", a, nil)
+	m.put("b", "1", b, nil)
+	if get(&m, "a", "1") != a {
 		t.Error("same resourceVersion: want the memoized object")
 	}
-	if m.get("a", "2") != nil {
+	if get(&m, "a", "2") != nil {
 		t.Error("new resourceVersion: want a miss")
 	}
 	// A complete list that sees only b drops a.
 	m.begin(true)
-	if m.get("b", "1") != b {
+	if get(&m, "b", "1") != b {
 		t.Error("b: want a hit")
 	}
 	m.end(true)
-	if m.get("a", "1") != nil {
+	if get(&m, "a", "1") != nil {
 		t.Error("a was not seen by a complete list: want it dropped")
 	}
-	if m.get("b", "1") != b {
+	if get(&m, "b", "1") != b {
 		t.Error("b was seen by a complete list: want it kept")
 	}
 	// A partial list only adds.
 	m.begin(false)
-	m.put("c", "1", a)
+	m.put("c", "1", a, nil)
 	m.end(false)
-	if m.get("b", "1") != b || m.get("c", "1") != a {
+	if get(&m, "b", "1") != b || get(&m, "c", "1") != a {
 		t.Error("partial list: want b kept and c added")
 	}
 }
@@ -68,4 +68,9 @@ func TestSpecsInterned(t *testing.T) {
 	if _, err := s.get(k, []byte(`[1]`)); err == nil {
 		t.Error("values that are not an object: want an error")
 	}
+}
+
+func get(m *memo, uid, rv string) *unstructured.Unstructured {
+	app, _ := m.get(types.UID(uid), rv)
+	return app
 }

@@ -198,38 +198,54 @@ func (r *REST) Get(ctx context.Context, name string, options *metav1.GetOptions)
 // HelmReleases that carry the kind label but not the kind's name prefix are
 // skipped.
 func (r *REST) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
-	out := r.NewList().(*unstructured.UnstructuredList)
+	out := &List{UnstructuredList: *r.NewList().(*unstructured.UnstructuredList), Encoded: [][]byte{}}
+	out.Items = []unstructured.Unstructured{}
 	lo, selectable, err := r.listOptions(ctx, options, false)
 	if err != nil || !selectable {
 		return out, err
 	}
 	complete := (lo.LabelSelector == nil || len(mustRequirements(lo.LabelSelector)) == 1) && lo.FieldSelector == nil && lo.Namespace == "" && lo.Limit == 0
+	r.converted.begin(complete)
+	defer r.converted.end(complete)
 	if anyVersion(options) && lo.Limit == 0 && lo.Continue == "" {
 		if hrs, ok := r.releases.List(r.kind.Kind, lo.Namespace); ok {
 			out.SetResourceVersion(r.releases.LastSyncResourceVersion())
-			out.Items = make([]unstructured.Unstructured, 0, len(hrs))
 			sort.Slice(hrs, func(i, j int) bool {
 				if hrs[i].Namespace != hrs[j].Namespace {
 					return hrs[i].Namespace < hrs[j].Namespace
 				}
 				return hrs[i].Name < hrs[j].Name
 			})
-			r.converted.begin(complete)
 			for _, hr := range hrs {
 				if !lo.LabelSelector.Matches(labels.Set(hr.Labels)) ||
 					(lo.FieldSelector != nil && !lo.FieldSelector.Matches(fields.Set{"metadata.name": hr.Name, "metadata.namespace": hr.Namespace})) {
 					continue
 				}
-				if app, ok := r.listItem(hr); ok {
-					out.Items = append(out.Items, *app)
-				}
+				r.addItem(out, hr)
 			}
-			r.converted.end(complete)
 			return out, nil
 		}
 	}
 	if r.lister != nil {
-		return r.streamList(ctx, lo, out, complete)
+		meta, err := r.lister.List(ctx, lo.Namespace, lo.AsListOptions(), func(item *ListItem) error {
+			if app, encoded := r.converted.get(item.UID, item.ResourceVersion); app != nil {
+				out.add(app, encoded)
+				return nil
+			}
+			hr, err := item.Decode()
+			if err != nil {
+				return apierrors.NewInternalError(err)
+			}
+			r.addItem(out, hr)
+			return nil
+		})
+		if err != nil {
+			return nil, r.mapError(err, "")
+		}
+		out.SetResourceVersion(meta.ResourceVersion)
+		out.SetContinue(meta.Continue)
+		out.SetRemainingItemCount(meta.RemainingItemCount)
+		return out, nil
 	}
 	hrs := &helmv2.HelmReleaseList{}
 	if err := r.client.List(ctx, hrs, lo); err != nil {
@@ -238,63 +254,33 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	out.SetResourceVersion(hrs.ResourceVersion)
 	out.SetContinue(hrs.Continue)
 	out.SetRemainingItemCount(hrs.RemainingItemCount)
-	out.Items = make([]unstructured.Unstructured, 0, len(hrs.Items))
-	r.converted.begin(complete)
 	for i := range hrs.Items {
-		if app, ok := r.listItem(&hrs.Items[i]); ok {
-			out.Items = append(out.Items, *app)
-		}
+		r.addItem(out, &hrs.Items[i])
 	}
-	r.converted.end(complete)
 	return out, nil
 }
 
-// streamList is List through the ReleaseLister: items whose conversion is
-// memoized are not decoded.
-func (r *REST) streamList(ctx context.Context, lo *client.ListOptions, out *unstructured.UnstructuredList, complete bool) (runtime.Object, error) {
-	opts := lo.AsListOptions()
-	out.Items = []unstructured.Unstructured{}
-	r.converted.begin(complete)
-	defer r.converted.end(complete)
-	meta, err := r.lister.List(ctx, lo.Namespace, opts, func(item *ListItem) error {
-		if app := r.converted.get(item.UID, item.ResourceVersion); app != nil {
-			out.Items = append(out.Items, *app)
-			return nil
-		}
-		hr, err := item.Decode()
-		if err != nil {
-			return apierrors.NewInternalError(err)
-		}
-		if app, ok := r.listItem(hr); ok {
-			out.Items = append(out.Items, *app)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, r.mapError(err, "")
-	}
-	out.SetResourceVersion(meta.ResourceVersion)
-	out.SetContinue(meta.Continue)
-	out.SetRemainingItemCount(meta.RemainingItemCount)
-	return out, nil
-}
-
-// listItem converts hr for a list, through the memo of conversions: a list
-// item is only read (encoded or turned into a table row), so lists may
-// share one converted object per HelmRelease resourceVersion, and objects
-// may share one spec per distinct values (specs). ok is false
-// for a HelmRelease that is not an application of the kind.
-func (r *REST) listItem(hr *helmv2.HelmRelease) (*unstructured.Unstructured, bool) {
-	if app := r.converted.get(hr.UID, hr.ResourceVersion); app != nil {
-		return app, true
+// addItem converts hr and appends it to out, through the memo of
+// conversions: a list item is only read (encoded or turned into a table
+// row), so lists share one converted object, and its JSON, per HelmRelease
+// resourceVersion, and objects share one spec per distinct values (specs).
+// A HelmRelease that is not an application of the kind is skipped.
+func (r *REST) addItem(out *List, hr *helmv2.HelmRelease) {
+	if app, encoded := r.converted.get(hr.UID, hr.ResourceVersion); app != nil {
+		out.add(app, encoded)
+		return
 	}
 	app, err := fromHelmRelease(r.kind, hr, r.specs.get)
 	if err != nil {
 		klog.V(2).InfoS("Skipping HelmRelease", "kind", r.kind.Kind, "err", err)
-		return nil, false
+		return
 	}
-	r.converted.put(hr.UID, hr.ResourceVersion, app)
-	return app, true
+	encoded, err := json.Marshal(app.Object)
+	if err != nil {
+		encoded = nil // the list encodes it itself
+	}
+	r.converted.put(hr.UID, hr.ResourceVersion, app, encoded)
+	out.add(app, encoded)
 }
 
 // anyVersion reports whether a list may be served at any resourceVersion:
@@ -690,7 +676,7 @@ func (r *REST) DeleteCollection(ctx context.Context, deleteValidation rest.Valid
 		return nil, err
 	}
 	out := r.NewList().(*unstructured.UnstructuredList)
-	for _, item := range listed.(*unstructured.UnstructuredList).Items {
+	for _, item := range listed.(*List).Items {
 		var opts *metav1.DeleteOptions
 		if options != nil {
 			opts = options.DeepCopy()

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -250,8 +251,11 @@ func values(t *testing.T, hr *helmv2.HelmRelease) map[string]any {
 
 func itemNames(l runtime.Object) []string {
 	var out []string
-	for _, item := range l.(*unstructured.UnstructuredList).Items {
-		out = append(out, item.GetName())
+	if err := apimeta.EachListItem(l, func(o runtime.Object) error {
+		out = append(out, o.(*unstructured.Unstructured).GetName())
+		return nil
+	}); err != nil {
+		panic(err)
 	}
 	sort.Strings(out)
 	return out
@@ -552,7 +556,7 @@ func TestList(t *testing.T) {
 			if diff := cmp.Diff(tc.want, itemNames(out)); diff != "" {
 				t.Errorf("names (-want +got):\n%s", diff)
 			}
-			l := out.(*unstructured.UnstructuredList)
+			l := out.(*List)
 			if l.GetKind() != "PostgresList" || l.GetAPIVersion() != "apps.cozystack.io/v1alpha1" || l.GetResourceVersion() == "" {
 				t.Errorf("list %s %s rv=%q", l.GetAPIVersion(), l.GetKind(), l.GetResourceVersion())
 			}
@@ -568,7 +572,7 @@ func TestList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(l.Items, fromCache.(*unstructured.UnstructuredList).Items); diff != "" {
+			if diff := cmp.Diff(l.Items, fromCache.(*List).Items); diff != "" {
 				t.Errorf("cached list differs from the consistent list (-consistent +cached):\n%s", diff)
 			}
 		})
@@ -584,7 +588,7 @@ func TestList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := page.(*unstructured.UnstructuredList)
+	first := page.(*List)
 	if len(first.Items) != 1 || first.GetContinue() == "" {
 		t.Fatalf("first page: %d items, continue %q", len(first.Items), first.GetContinue())
 	}
@@ -594,7 +598,7 @@ func TestList(t *testing.T) {
 	}
 	// The second page holds b or the other kind's HelmRelease, which is
 	// filtered out after the HelmRelease page was cut.
-	second := page.(*unstructured.UnstructuredList)
+	second := page.(*List)
 	got := append(itemNames(first), itemNames(second)...)
 	if got[0] != "a" || (len(got) == 2 && got[1] != "b") {
 		t.Errorf("pages = %v", got)

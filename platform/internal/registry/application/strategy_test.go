@@ -163,7 +163,7 @@ func TestConvertToTable(t *testing.T) {
 	if table.ColumnDefinitions != nil {
 		t.Errorf("NoHeaders: got columns %v", table.ColumnDefinitions)
 	}
-	if table.ResourceVersion != list.(*unstructured.UnstructuredList).GetResourceVersion() {
+	if table.ResourceVersion != list.(*List).GetResourceVersion() {
 		t.Errorf("table resourceVersion %q, want the list's", table.ResourceVersion)
 	}
 	var rows [][]any

@@ -36,7 +36,7 @@ func TestWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rv := list.(*unstructured.UnstructuredList).GetResourceVersion()
+	rv := list.(*List).GetResourceVersion()
 
 	w, err := f.rest.Watch(f.ctx, &metainternalversion.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
 	if err != nil {
