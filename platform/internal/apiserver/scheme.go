@@ -175,18 +175,16 @@ func (s negotiatedSerializer) DecoderToVersion(decoder runtime.Decoder, gv runti
 	return versioning.NewCodec(nil, decoder, converter{}, creator{}, typer{}, Scheme, nil, gv, "applications")
 }
 
-// listEncoder is the JSON serializer, except that an application list whose
-// items carry their JSON encoding (application.List) is written from those
-// bytes: the same output, without encoding thousands of maps again.
+// listEncoder is the JSON serializer, except that an application list
+// (application.List, held as its items' JSON) is written from those bytes:
+// the same output, without encoding thousands of maps again.
 type listEncoder struct {
 	*json.Serializer
 }
 
 func (e listEncoder) Encode(obj runtime.Object, w io.Writer) error {
 	if l, ok := obj.(*application.List); ok {
-		if written, err := l.WriteJSON(w); written {
-			return err
-		}
+		return l.WriteJSON(w)
 	}
 	return e.Serializer.Encode(obj, w)
 }

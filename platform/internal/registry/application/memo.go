@@ -3,18 +3,17 @@ package application
 import (
 	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"cozystack.io/platform/internal/apiserver/kinds"
 )
 
-// memo keeps the last conversion of each HelmRelease listed, by UID, valid
-// for one resourceVersion: a resourceVersion names one content of the
-// HelmRelease, and a kind's REST (so its schema defaults) is replaced when
-// its ApplicationDefinition changes, so a hit is exactly what
-// FromHelmRelease would return. The objects are shared by every list that
-// returns them and must not be modified.
+// memo keeps the JSON of the last conversion of each HelmRelease listed,
+// by UID, valid for one resourceVersion: a resourceVersion names one
+// content of the HelmRelease, and a kind's REST (so its schema defaults) is
+// replaced when its ApplicationDefinition changes, so a hit is exactly what
+// FromHelmRelease would return. Bytes, not maps: they are what a list
+// response needs, and a fraction of the memory.
 //
 // A list that saw every HelmRelease of the kind (begin(true) ... end(true))
 // replaces the memo with what it saw, so deleted objects do not linger;
@@ -27,36 +26,34 @@ type memo struct {
 
 type memoEntry struct {
 	resourceVersion string
-	app             *unstructured.Unstructured
-	json            []byte // app.Object as encoding/json writes it
+	json            []byte
 }
 
 // memoMax bounds the memo between complete lists.
 const memoMax = 100000
 
-// get returns the memoized conversion of uid at rv and its JSON, or nil.
-func (m *memo) get(uid types.UID, rv string) (*unstructured.Unstructured, []byte) {
+// get returns the memoized JSON of uid at rv, or nil.
+func (m *memo) get(uid types.UID, rv string) []byte {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.entries[uid]
 	if !ok || e.resourceVersion != rv {
-		return nil, nil
+		return nil
 	}
 	if m.seen != nil {
 		m.seen[uid] = e
 	}
-	return e.app, e.json
+	return e.json
 }
 
-// put memoizes app, the conversion of uid at rv, with its JSON encoding
-// (nil when it could not be encoded: lists then encode it themselves).
-func (m *memo) put(uid types.UID, rv string, app *unstructured.Unstructured, encoded []byte) {
+// put memoizes encoded, the JSON of the conversion of uid at rv.
+func (m *memo) put(uid types.UID, rv string, encoded []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.entries == nil || len(m.entries) >= memoMax {
 		m.entries = map[types.UID]memoEntry{}
 	}
-	e := memoEntry{resourceVersion: rv, app: app, json: encoded}
+	e := memoEntry{resourceVersion: rv, json: encoded}
 	m.entries[uid] = e
 	if m.seen != nil {
 		m.seen[uid] = e
@@ -88,9 +85,8 @@ func (m *memo) end(complete bool) {
 
 // specs interns the specs of listed applications by their HelmRelease
 // values: applications with the same values have equal specs once
-// defaulted, and list items are only read, so they share one map. A kind's
-// defaults can be large next to what users set, so this bounds a list's
-// memory by the distinct values rather than by the number of objects.
+// defaulted, so a list converting thousands of them decodes and defaults
+// each distinct values once. The maps are only read (encoded).
 type specs struct {
 	mu      sync.Mutex
 	entries map[string]map[string]any

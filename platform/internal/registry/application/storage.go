@@ -198,8 +198,7 @@ func (r *REST) Get(ctx context.Context, name string, options *metav1.GetOptions)
 // HelmReleases that carry the kind label but not the kind's name prefix are
 // skipped.
 func (r *REST) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
-	out := &List{UnstructuredList: *r.NewList().(*unstructured.UnstructuredList), Encoded: [][]byte{}}
-	out.Items = []unstructured.Unstructured{}
+	out := newList(r.NewList().(*unstructured.UnstructuredList))
 	lo, selectable, err := r.listOptions(ctx, options, false)
 	if err != nil || !selectable {
 		return out, err
@@ -221,23 +220,24 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 					(lo.FieldSelector != nil && !lo.FieldSelector.Matches(fields.Set{"metadata.name": hr.Name, "metadata.namespace": hr.Namespace})) {
 					continue
 				}
-				r.addItem(out, hr)
+				if err := r.addItem(out, hr); err != nil {
+					return nil, err
+				}
 			}
 			return out, nil
 		}
 	}
 	if r.lister != nil {
 		meta, err := r.lister.List(ctx, lo.Namespace, lo.AsListOptions(), func(item *ListItem) error {
-			if app, encoded := r.converted.get(item.UID, item.ResourceVersion); app != nil {
-				out.add(app, encoded)
+			if encoded := r.converted.get(item.UID, item.ResourceVersion); encoded != nil {
+				out.add(encoded)
 				return nil
 			}
 			hr, err := item.Decode()
 			if err != nil {
 				return apierrors.NewInternalError(err)
 			}
-			r.addItem(out, hr)
-			return nil
+			return r.addItem(out, hr)
 		})
 		if err != nil {
 			return nil, r.mapError(err, "")
@@ -255,32 +255,34 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	out.SetContinue(hrs.Continue)
 	out.SetRemainingItemCount(hrs.RemainingItemCount)
 	for i := range hrs.Items {
-		r.addItem(out, &hrs.Items[i])
+		if err := r.addItem(out, &hrs.Items[i]); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
 
 // addItem converts hr and appends it to out, through the memo of
-// conversions: a list item is only read (encoded or turned into a table
-// row), so lists share one converted object, and its JSON, per HelmRelease
-// resourceVersion, and objects share one spec per distinct values (specs).
-// A HelmRelease that is not an application of the kind is skipped.
-func (r *REST) addItem(out *List, hr *helmv2.HelmRelease) {
-	if app, encoded := r.converted.get(hr.UID, hr.ResourceVersion); app != nil {
-		out.add(app, encoded)
-		return
+// conversions: lists share one encoding per HelmRelease resourceVersion,
+// and conversions share one spec per distinct values (specs). A
+// HelmRelease that is not an application of the kind is skipped.
+func (r *REST) addItem(out *List, hr *helmv2.HelmRelease) error {
+	if encoded := r.converted.get(hr.UID, hr.ResourceVersion); encoded != nil {
+		out.add(encoded)
+		return nil
 	}
 	app, err := fromHelmRelease(r.kind, hr, r.specs.get)
 	if err != nil {
 		klog.V(2).InfoS("Skipping HelmRelease", "kind", r.kind.Kind, "err", err)
-		return
+		return nil
 	}
 	encoded, err := json.Marshal(app.Object)
 	if err != nil {
-		encoded = nil // the list encodes it itself
+		return apierrors.NewInternalError(fmt.Errorf("encoding %s %s/%s: %w", r.kind.Kind, app.GetNamespace(), app.GetName(), err))
 	}
-	r.converted.put(hr.UID, hr.ResourceVersion, app, encoded)
-	out.add(app, encoded)
+	r.converted.put(hr.UID, hr.ResourceVersion, encoded)
+	out.add(encoded)
+	return nil
 }
 
 // anyVersion reports whether a list may be served at any resourceVersion:
@@ -675,8 +677,12 @@ func (r *REST) DeleteCollection(ctx context.Context, deleteValidation rest.Valid
 	if err != nil {
 		return nil, err
 	}
+	l := listed.(*List)
+	if err := l.Materialize(); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
 	out := r.NewList().(*unstructured.UnstructuredList)
-	for _, item := range listed.(*List).Items {
+	for _, item := range l.Items {
 		var opts *metav1.DeleteOptions
 		if options != nil {
 			opts = options.DeepCopy()

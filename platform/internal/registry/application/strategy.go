@@ -178,6 +178,11 @@ func (r *REST) ConvertToTable(ctx context.Context, object runtime.Object, tableO
 	} else if m, err := apimeta.Accessor(object); err == nil {
 		table.ResourceVersion = m.GetResourceVersion()
 	}
+	if l, ok := object.(*List); ok {
+		if err := l.Materialize(); err != nil {
+			return nil, err
+		}
+	}
 	var err error
 	table.Rows, err = metatable.MetaToTableRow(object, func(obj runtime.Object, _ metav1.Object, name, age string) ([]any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
