@@ -18,7 +18,7 @@ GOTEST_TIMEOUT ?= 45m
 
 export COZYSTACK_CACHE_DIR := $(CACHE)
 
-.PHONY: all build cli api demo up down status test unit bench lint fmt generate
+.PHONY: all build cli api demo up down status test unit bench lint boundaries fmt generate
 
 all: build
 
@@ -76,11 +76,23 @@ unit:
 bench: build
 	@go test -run '^$$' -bench . -benchmem -timeout $(GOTEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 
-## lint: go vet and a gofmt check
+## lint: go vet, a gofmt check, and the boundary linter (fails on a
+## forbidden edge between modules; see boundaries.yaml)
 lint:
 	@go vet $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	@unformatted="$$(gofmt -l $(MODULES))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+	@$(MAKE) --no-print-directory boundaries BOUNDARIES_FLAGS=--forbidden-only
+
+BOUNDARIES       := $(CACHE)/bin/cozystack-boundaries
+BOUNDARIES_FLAGS ?=
+
+## boundaries: every edge between the modules, judged against boundaries.yaml
+## (BOUNDARIES_FLAGS="-o json" for JSON)
+boundaries:
+	@mkdir -p $(CACHE)/bin
+	@go build -o $(BOUNDARIES) ./tools/cmd/cozystack-boundaries
+	@$(BOUNDARIES) --root $(CURDIR) $(BOUNDARIES_FLAGS)
 
 fmt:
 	@gofmt -w $(MODULES)

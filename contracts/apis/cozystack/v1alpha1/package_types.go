@@ -1,0 +1,183 @@
+package v1alpha1
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Registered here rather than in groupversion.go so that each kind's file
+// is self-contained.
+func init() {
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(GroupVersion, &Package{}, &PackageList{})
+		return nil
+	})
+}
+
+// Reasons on Package conditions (types: ConditionReady,
+// ConditionReconciling, ConditionStalled). ReasonRequirementsNotMet is
+// shared with PackageSource.
+const (
+	// ReasonInstalled: Ready=True; every enabled component's HelmRelease
+	// is Ready at status.installedRevision.
+	ReasonInstalled = "Installed"
+	// ReasonInstalling: Reconciling=True while HelmReleases are created,
+	// upgraded or removed.
+	ReasonInstalling = "Installing"
+	// ReasonSourceMissing: the PackageSource does not exist (deleting a
+	// PackageSource never removes what its Packages installed).
+	ReasonSourceMissing = "SourceMissing"
+	// ReasonSourceNotReady: the PackageSource has never served a revision.
+	ReasonSourceNotReady = "SourceNotReady"
+	// ReasonVariantMissing: spec.variant is not a variant of the source.
+	ReasonVariantMissing = "VariantMissing"
+	// ReasonComponentMissing: spec.components names a component the
+	// variant lacks.
+	ReasonComponentMissing = "ComponentMissing"
+	// ReasonDependencyCycle: dependsOn across components or packages forms
+	// a cycle; the message lists it.
+	ReasonDependencyCycle = "DependencyCycle"
+	// ReasonDependencyNotReady: a catalog or component this one depends on
+	// is not installed or not Ready yet.
+	ReasonDependencyNotReady = "DependencyNotReady"
+	// ReasonPrivilegeNotAllowed: an enabled component is privileged and
+	// spec.allowPrivileged is false; nothing is installed.
+	ReasonPrivilegeNotAllowed = "PrivilegeNotAllowed"
+	// ReasonConflict: a HelmRelease this Package would create exists and is
+	// owned by another Package or by no Package; the message names the
+	// owner. It is never overwritten.
+	ReasonConflict = "Conflict"
+	// ReasonInstallFailed: helm-controller failed to install or upgrade a
+	// component; the message carries its error (e.g. an RBAC "forbidden").
+	ReasonInstallFailed = "InstallFailed"
+	// ReasonHeld: spec.version pins a version other than the source's; the
+	// installed revision is kept.
+	ReasonHeld = "Held"
+)
+
+// Package installs one variant of a PackageSource's catalog: one
+// HelmRelease per enabled component, through a ServiceAccount of its own
+// bound to only the RBAC rules its components declare. Cluster-scoped.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=pkg,categories=cozystack
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.sourceRef.name`
+// +kubebuilder:printcolumn:name="Variant",type=string,JSONPath=`.spec.variant`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.installedVersion`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Package struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PackageSpec   `json:"spec"`
+	Status PackageStatus `json:"status,omitempty"`
+}
+
+// PackageSpec chooses what to install from a source.
+type PackageSpec struct {
+	// SourceRef names the PackageSource.
+	SourceRef PackageSourceReference `json:"sourceRef"`
+	// Variant is the name of one of the source's variants.
+	// +kubebuilder:default=default
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Variant string `json:"variant,omitempty"`
+	// Components tunes the variant's components, keyed by component name.
+	// A component not listed is installed with the catalog's values.
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="component names are DNS labels"
+	// +optional
+	Components map[string]PackageComponentSettings `json:"components,omitempty"`
+	// Version holds the Package at this catalog version (exact SemVer):
+	// while the source serves another version, the installed revision is
+	// kept and Ready carries reason Held. Empty follows the source.
+	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?$`
+	// +optional
+	Version string `json:"version,omitempty"`
+	// AllowPrivileged consents to installing the variant's privileged
+	// components with the cluster-wide rules they declare. Without it a
+	// Package with an enabled privileged component is Ready=False, reason
+	// PrivilegeNotAllowed, and installs nothing.
+	// +optional
+	AllowPrivileged bool `json:"allowPrivileged,omitempty"`
+}
+
+// PackageSourceReference names a PackageSource.
+type PackageSourceReference struct {
+	// Name of the PackageSource.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+}
+
+// PackageComponentSettings tunes one component of the chosen variant.
+type PackageComponentSettings struct {
+	// Enabled installs the component; default true. Setting it false on an
+	// installed component removes its HelmRelease.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+	// Values override the catalog's values and the cluster values (K2) for
+	// this component's chart. A JSON object.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Values *apiextensionsv1.JSON `json:"values,omitempty"`
+}
+
+// IsEnabled reports whether the component is to be installed: Enabled, or
+// true when unset.
+func (s PackageComponentSettings) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// PackageStatus is what the operator installed.
+type PackageStatus struct {
+	// ObservedGeneration is the generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Ready (True with Installed; False with a reason above and
+	// a message naming the fix), Reconciling, Stalled.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// InstalledRevision is the source revision ("<version>@<digest>") whose
+	// components were last all installed.
+	// +optional
+	InstalledRevision string `json:"installedRevision,omitempty"`
+	// InstalledVersion is the catalog version of InstalledRevision.
+	// +optional
+	InstalledVersion string `json:"installedVersion,omitempty"`
+	// Components are the enabled components and their HelmReleases.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Components []PackageComponentStatus `json:"components,omitempty"`
+}
+
+// PackageComponentStatus is one installed component.
+type PackageComponentStatus struct {
+	// Name of the component.
+	Name string `json:"name"`
+	// HelmRelease is the component's HelmRelease.
+	// +optional
+	HelmRelease *NamespacedObjectReference `json:"helmRelease,omitempty"`
+	// Ready mirrors the HelmRelease's Ready condition.
+	// +optional
+	Ready bool `json:"ready,omitempty"`
+}
+
+// NamespacedObjectReference names an object in a namespace.
+type NamespacedObjectReference struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
+// PackageList is a list of Packages.
+//
+// +kubebuilder:object:root=true
+type PackageList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Package `json:"items"`
+}

@@ -1,0 +1,275 @@
+package artifact
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/errdef"
+
+	"cozystack.io/contracts/artifact/safetar"
+)
+
+// PullOptions bound what Pull accepts. A zero or negative field takes its
+// default.
+type PullOptions struct {
+	// MaxManifestSize in bytes; default 4 MiB, the manifest size the OCI
+	// distribution spec asks registries to accept.
+	MaxManifestSize int64
+	// MaxConfigSize in bytes; default 4 MiB.
+	MaxConfigSize int64
+	// MaxChartSize is the largest chart archive (compressed) in bytes;
+	// default 100 MiB, Helm's limit on a decompressed chart.
+	MaxChartSize int64
+	// MaxCharts is the most chart layers; default 256.
+	MaxCharts int
+	// ArchiveLimits bound each chart archive's content (safetar.Check).
+	ArchiveLimits safetar.Limits
+	// Concurrency is how many chart layers are fetched at once; default 3,
+	// as oras-go's copy.
+	Concurrency int
+}
+
+func (o PullOptions) withDefaults() PullOptions {
+	if o.MaxManifestSize <= 0 {
+		o.MaxManifestSize = 4 << 20
+	}
+	if o.MaxConfigSize <= 0 {
+		o.MaxConfigSize = 4 << 20
+	}
+	if o.MaxChartSize <= 0 {
+		o.MaxChartSize = 100 << 20
+	}
+	if o.MaxCharts <= 0 {
+		o.MaxCharts = 256
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 3
+	}
+	return o
+}
+
+// Artifact is a pulled and verified catalog artifact.
+type Artifact struct {
+	// Manifest describes the manifest: its digest is the artifact's.
+	Manifest ocispec.Descriptor
+	// Annotations are the manifest's annotations.
+	Annotations map[string]string
+	// Config describes the config blob; Catalog is its content.
+	Config  ocispec.Descriptor
+	Catalog *Catalog
+	// Charts are the chart layers in manifest order.
+	Charts []Chart
+}
+
+// Chart is one chart layer.
+type Chart struct {
+	// Path is the layer's title, the chart path components refer to.
+	Path string
+	// Name and Version are from the chart's Chart.yaml.
+	Name, Version string
+	// Descriptor of the chart archive (ChartMediaType).
+	Descriptor ocispec.Descriptor
+}
+
+// Chart returns the chart layer titled path.
+func (a *Artifact) Chart(path string) (Chart, bool) {
+	for _, c := range a.Charts {
+		if c.Path == path {
+			return c, true
+		}
+	}
+	return Chart{}, false
+}
+
+// Revision is "<catalog version>@<manifest digest>", the revision form
+// Flux uses.
+func (a *Artifact) Revision() string {
+	return a.Catalog.Version + "@" + a.Manifest.Digest.String()
+}
+
+// Pull fetches the catalog artifact reference names in src (a tag or a
+// digest; for a registry also a full host/repository:tag reference) and
+// verifies all of it before storing any of it:
+//   - when reference is a digest, the resolved manifest has that digest;
+//   - every blob (manifest, config, charts) has the size and digest its
+//     descriptor gives (*SizeMismatchError, *DigestMismatchError) and is
+//     within opts' limits (*TooLargeError);
+//   - the manifest is an OCI image manifest with artifactType ArtifactType,
+//     a config of ConfigMediaType holding a valid Catalog, and only layers
+//     of ChartMediaType, each titled with a distinct chart path, annotated
+//     with the chart's name and version, and used by a component; every
+//     component's chart has a layer (errors wrap ErrInvalidArtifact);
+//   - every chart archive passes safetar.Check (errors wrap
+//     *safetar.EntryError).
+//
+// When dst is not nil, Pull then pushes the charts, the config and, last,
+// the manifest into it, so a manifest in dst always has all its blobs; on
+// any error nothing is stored under the manifest's digest. dst should
+// verify what it stores, as oras-go's stores do.
+func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst content.Pusher, opts PullOptions) (*Artifact, error) {
+	opts = opts.withDefaults()
+	manifestDesc, err := src.Resolve(ctx, reference)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", reference, err)
+	}
+	if want, ok := referenceDigest(reference); ok && manifestDesc.Digest != want {
+		return nil, &DigestMismatchError{Blob: "manifest", Expected: want, Actual: manifestDesc.Digest}
+	}
+	if manifestDesc.MediaType != ManifestMediaType {
+		return nil, fmt.Errorf("%w: %s is a %q, want an OCI image manifest (%s)", ErrInvalidArtifact, reference, manifestDesc.MediaType, ManifestMediaType)
+	}
+	manifestData, err := fetchVerified(ctx, src, manifestDesc, "manifest", opts.MaxManifestSize)
+	if err != nil {
+		return nil, err
+	}
+	var manifest ocispec.Manifest
+	if err := json.Unmarshal(manifestData, &manifest); err != nil {
+		return nil, fmt.Errorf("%w: manifest: %v", ErrInvalidArtifact, err)
+	}
+	if err := checkManifest(&manifest); err != nil {
+		return nil, err
+	}
+
+	configData, err := fetchVerified(ctx, src, manifest.Config, "config", opts.MaxConfigSize)
+	if err != nil {
+		return nil, err
+	}
+	catalog, err := DecodeCatalog(configData)
+	if err == nil {
+		err = catalog.ValidateBuilt()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: config %s: %v", ErrInvalidArtifact, manifest.Config.Digest, err)
+	}
+
+	charts, err := chartLayers(&manifest, catalog, opts)
+	if err != nil {
+		return nil, err
+	}
+	blobs := make([][]byte, len(charts))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opts.Concurrency)
+	for i, c := range charts {
+		g.Go(func() error {
+			data, err := fetchVerified(gctx, src, c.Descriptor, "chart "+c.Path, opts.MaxChartSize)
+			if err != nil {
+				return err
+			}
+			if err := safetar.Check(bytes.NewReader(data), opts.ArchiveLimits); err != nil {
+				return fmt.Errorf("chart %s (%s): %w", c.Path, c.Descriptor.Digest, err)
+			}
+			blobs[i] = data
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+
+	if dst != nil {
+		for i, c := range charts {
+			if err := store(ctx, dst, c.Descriptor, blobs[i]); err != nil {
+				return nil, err
+			}
+		}
+		if err := store(ctx, dst, manifest.Config, configData); err != nil {
+			return nil, err
+		}
+		if err := store(ctx, dst, manifestDesc, manifestData); err != nil {
+			return nil, err
+		}
+	}
+	verified := content.NewDescriptorFromBytes(ManifestMediaType, manifestData)
+	verified.ArtifactType = manifest.ArtifactType
+	return &Artifact{
+		Manifest:    verified,
+		Annotations: manifest.Annotations,
+		Config:      manifest.Config,
+		Catalog:     catalog,
+		Charts:      charts,
+	}, nil
+}
+
+// referenceDigest returns the digest a reference names: "sha256:…" or
+// "…@sha256:…".
+func referenceDigest(reference string) (digest.Digest, bool) {
+	if i := strings.LastIndex(reference, "@"); i >= 0 {
+		reference = reference[i+1:]
+	}
+	d, err := digest.Parse(reference)
+	return d, err == nil
+}
+
+func checkManifest(m *ocispec.Manifest) error {
+	switch {
+	case m.SchemaVersion != 2:
+		return fmt.Errorf("%w: manifest schemaVersion %d, want 2", ErrInvalidArtifact, m.SchemaVersion)
+	case m.MediaType != ManifestMediaType:
+		return fmt.Errorf("%w: manifest mediaType %q, want %q", ErrInvalidArtifact, m.MediaType, ManifestMediaType)
+	case m.ArtifactType != ArtifactType:
+		return fmt.Errorf("%w: manifest artifactType %q, want %q: not a cozystack catalog, or a format this version does not read", ErrInvalidArtifact, m.ArtifactType, ArtifactType)
+	case m.Config.MediaType != ConfigMediaType:
+		return fmt.Errorf("%w: config mediaType %q, want %q", ErrInvalidArtifact, m.Config.MediaType, ConfigMediaType)
+	}
+	return nil
+}
+
+// chartLayers checks the layers against the catalog and returns them.
+func chartLayers(m *ocispec.Manifest, catalog *Catalog, opts PullOptions) ([]Chart, error) {
+	if len(m.Layers) > opts.MaxCharts {
+		return nil, fmt.Errorf("%w: %d layers, the limit is %d", ErrInvalidArtifact, len(m.Layers), opts.MaxCharts)
+	}
+	charts := make([]Chart, 0, len(m.Layers))
+	byPath := map[string]bool{}
+	for i, l := range m.Layers {
+		title := l.Annotations[AnnotationTitle]
+		c := Chart{Path: title, Name: l.Annotations[AnnotationChartName], Version: l.Annotations[AnnotationChartVersion], Descriptor: l}
+		switch {
+		case l.MediaType != ChartMediaType:
+			return nil, fmt.Errorf("%w: layers[%d] (%s): mediaType %q, want %q", ErrInvalidArtifact, i, l.Digest, l.MediaType, ChartMediaType)
+		case CheckChartPath(title) != nil:
+			return nil, fmt.Errorf("%w: layers[%d] (%s): annotation %s %q: %v", ErrInvalidArtifact, i, l.Digest, AnnotationTitle, title, CheckChartPath(title))
+		case byPath[title]:
+			return nil, fmt.Errorf("%w: layers[%d] (%s): a second layer titled %q", ErrInvalidArtifact, i, l.Digest, title)
+		case c.Name == "" || c.Version == "":
+			return nil, fmt.Errorf("%w: layers[%d] (%s): annotations %s and %s are required", ErrInvalidArtifact, i, l.Digest, AnnotationChartName, AnnotationChartVersion)
+		}
+		byPath[title] = true
+		charts = append(charts, c)
+	}
+	used := map[string]bool{}
+	for _, p := range catalog.ChartPaths() {
+		if !byPath[p] {
+			return nil, fmt.Errorf("%w: a component uses chart %q, but no layer is titled so", ErrInvalidArtifact, p)
+		}
+		used[p] = true
+	}
+	for _, c := range charts {
+		if !used[c.Path] {
+			return nil, fmt.Errorf("%w: layer %q (%s) is used by no component", ErrInvalidArtifact, c.Path, c.Descriptor.Digest)
+		}
+	}
+	return charts, nil
+}
+
+// store pushes verified bytes to dst unless it has them already.
+func store(ctx context.Context, dst content.Pusher, desc ocispec.Descriptor, data []byte) error {
+	if s, ok := dst.(content.ReadOnlyStorage); ok {
+		if exists, err := s.Exists(ctx, desc); err == nil && exists {
+			return nil
+		}
+	}
+	if err := dst.Push(ctx, desc, bytes.NewReader(data)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+		return fmt.Errorf("store %s: %w", desc.Digest, err)
+	}
+	return nil
+}

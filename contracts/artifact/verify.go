@@ -1,0 +1,51 @@
+package artifact
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+)
+
+// fetchVerified fetches the blob desc describes, at most limit bytes, and
+// returns its bytes only when their size and digest are the descriptor's
+// (oras-go's content.VerifyReader). blob names it in errors. A mismatch is
+// a *SizeMismatchError or a *DigestMismatchError carrying the digest of
+// the bytes actually received.
+func fetchVerified(ctx context.Context, f content.Fetcher, desc ocispec.Descriptor, blob string, limit int64) ([]byte, error) {
+	if err := desc.Digest.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %s: digest %q: %v", ErrInvalidArtifact, blob, desc.Digest, err)
+	}
+	if desc.Size < 0 || desc.Size > limit {
+		return nil, &TooLargeError{Blob: blob, Size: desc.Size, Limit: limit}
+	}
+	rc, err := f.Fetch(ctx, desc)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s (%s): %w", blob, desc.Digest, err)
+	}
+	defer rc.Close()
+	vr := content.NewVerifyReader(rc, desc)
+	// desc.Size is bounded by limit above, so it is safe to allocate.
+	buf := bytes.NewBuffer(make([]byte, 0, desc.Size))
+	if _, err := buf.ReadFrom(vr); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, &SizeMismatchError{Blob: blob, Digest: desc.Digest, Expected: desc.Size, Actual: int64(buf.Len())}
+		}
+		return nil, fmt.Errorf("fetch %s (%s): %w", blob, desc.Digest, err)
+	}
+	if err := vr.Verify(); err != nil {
+		switch {
+		case errors.Is(err, content.ErrTrailingData):
+			return nil, &SizeMismatchError{Blob: blob, Digest: desc.Digest, Expected: desc.Size, Actual: -1}
+		case errors.Is(err, content.ErrMismatchedDigest):
+			return nil, &DigestMismatchError{Blob: blob, Expected: desc.Digest, Actual: desc.Digest.Algorithm().FromBytes(buf.Bytes())}
+		default:
+			return nil, fmt.Errorf("fetch %s (%s): %w", blob, desc.Digest, err)
+		}
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,380 @@
+package boundary
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"cozystack.io/tools/internal/boundary/edge"
+	"cozystack.io/tools/internal/boundary/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// found is what a test checks of an edge: the rule and where.
+type found struct {
+	Rule edge.Rule
+	File string
+	Line int
+}
+
+func (f found) String() string { return fmt.Sprintf("%s %s:%d", f.Rule, f.File, f.Line) }
+
+// cases seed one violation each into testdata/tree: testdata/cases/<name>/bad
+// is laid over a copy of the tree, and must give exactly these forbidden
+// edges; testdata/cases/<name>/fixed, laid over another copy, must give none.
+var cases = []struct {
+	name string
+	want []found
+}{
+	{"go-import", []found{{edge.GoImport, "catalogs/db/driver/peer.go", 4}}},
+	{"go-import-test", []found{{edge.GoImport, "catalogs/vm/backup/server_test.go", 6}}},
+	{"go-parse", []found{{edge.GoParse, "platform/server/broken.go", 5}}},
+	{"helm-include", []found{{edge.HelmInclude, "catalogs/vm/charts/vm-instance/templates/db.yaml", 4}}},
+	{"helm-include-undeclared", []found{{edge.HelmInclude, "catalogs/db/charts/redis/templates/redis.yaml", 5}}},
+	{"unknown-include", []found{{edge.UnknownInclude, "catalogs/db/charts/postgres/templates/secret.yaml", 6}}},
+	{"helm-lookup", []found{{edge.HelmLookup, "platform/charts/tenant/templates/databases.yaml", 2}}},
+	{"helm-capabilities", []found{{edge.HelmCapabilities, "platform/charts/tenant/templates/quota.yaml", 7}}},
+	// A file:// path into platform/: the dependency and the include through it.
+	{"chart-dependency", []found{
+		{edge.ChartDependency, "catalogs/vm/charts/vm-instance/Chart.yaml", 7},
+		{edge.HelmInclude, "catalogs/vm/charts/vm-instance/templates/vm.yaml", 6},
+	}},
+	{"chart-dependency-range", []found{
+		{edge.ChartDependency, "catalogs/vm/charts/vm-instance/Chart.yaml", 7},
+		{edge.HelmInclude, "catalogs/vm/charts/vm-instance/templates/vm.yaml", 6},
+	}},
+	{"chart-dependency-name", []found{{edge.ChartDependency, "catalogs/vm/charts/vm-instance/Chart.yaml", 10}}},
+	{"crd-kind", []found{{edge.CRDKind, "catalogs/vm/charts/vm-instance/templates/pg.yaml", 4}}},
+	{"crd-kind-shipped", []found{{edge.CRDKind, "platform/charts/tenant/crds/clusters.yaml", 6}}},
+	// The regex scan of a file that does not parse still finds its lookup.
+	{"template-parse", []found{
+		{edge.TemplateParse, "catalogs/db/charts/postgres/templates/vms.yaml", 1},
+		{edge.HelmLookup, "catalogs/db/charts/postgres/templates/vms.yaml", 2},
+	}},
+}
+
+func TestSeededViolations(t *testing.T) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			bad := lint(t, "testdata/cases/"+tc.name+"/bad")
+			if got := forbidden(bad); !slices.Equal(got, tc.want) {
+				t.Errorf("bad: forbidden edges\n got %v\nwant %v", got, tc.want)
+			}
+			fixed := lint(t, "testdata/cases/"+tc.name+"/fixed")
+			if got := forbidden(fixed); len(got) != 0 {
+				t.Errorf("fixed: forbidden edges %v, want none", got)
+			}
+		})
+	}
+}
+
+// Every rule has a seeded violation.
+func TestEveryRuleSeeded(t *testing.T) {
+	seeded := map[edge.Rule]bool{}
+	for _, tc := range cases {
+		for _, w := range tc.want {
+			seeded[w.Rule] = true
+		}
+	}
+	for _, r := range edge.Rules {
+		if !seeded[r] {
+			t.Errorf("rule %s has no seeded violation in cases", r)
+		}
+	}
+}
+
+// The clean tree's edges are all allowed, and are the ones expected: the
+// published cozy-lib through oci:// and imports of the contracts.
+func TestCleanTree(t *testing.T) {
+	r, err := Run(Options{Root: "testdata/tree"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"chart-dependency catalogs/db → platform catalogs/db/charts/postgres/Chart.yaml:7",
+		"helm-include catalogs/db → platform catalogs/db/charts/postgres/templates/cluster.yaml:8",
+		"go-import catalogs/db → contracts catalogs/db/driver/driver.go:4",
+		"go-import catalogs/vm → contracts catalogs/vm/backup/backup.go:4",
+		"chart-dependency catalogs/vm → platform catalogs/vm/charts/vm-instance/Chart.yaml:7",
+		"helm-include catalogs/vm → platform catalogs/vm/charts/vm-instance/templates/vm.yaml:6",
+		"crd-kind platform → contracts platform/charts/tenant/templates/namespace.yaml:9",
+		"go-import platform → contracts platform/server/server.go:7",
+	}
+	var got []string
+	for _, e := range r.Edges {
+		if !e.Allowed {
+			t.Errorf("forbidden: %+v", e)
+		}
+		got = append(got, fmt.Sprintf("%s %s → %s %s:%d", e.Rule, e.From, e.To, e.File, e.Line))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("edges\n got %q\nwant %q", got, want)
+	}
+}
+
+// A vendored .tgz counts as the definition of its dependency: a helper only
+// the archive defines resolves to the published chart, and without the
+// archive it is an unknown-include.
+func TestVendoredArchive(t *testing.T) {
+	root := t.TempDir()
+	copyTree(t, "testdata/tree", root)
+	chart := filepath.Join(root, "catalogs/db/charts/postgres")
+	write(t, filepath.Join(chart, "templates/archived.yaml"), "metadata:\n  labels: {{ include \"cozy-lib.archived\" . }}\n")
+	run := func() *report.Report {
+		r, err := Run(Options{Root: root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if got := forbidden(run()); !slices.Equal(got, []found{{edge.UnknownInclude, "catalogs/db/charts/postgres/templates/archived.yaml", 2}}) {
+		t.Fatalf("without the archive: %v", got)
+	}
+	write(t, filepath.Join(chart, "charts/cozy-lib-1.0.0.tgz"), string(tgz(t, map[string]string{
+		"cozy-lib/Chart.yaml":              "apiVersion: v2\nname: cozy-lib\ntype: library\nversion: 1.0.0\n",
+		"cozy-lib/templates/_archived.tpl": "{{/* only in the archive */}}\n{{- define \"cozy-lib.archived\" -}}yes{{- end }}\n",
+		"cozy-lib/templates/_labels.tpl":   "{{- define \"cozy-lib.labels\" -}}a: b{{- end }}\n",
+	})))
+	r := run()
+	if got := forbidden(r); len(got) != 0 {
+		t.Fatalf("with the archive: forbidden %v", got)
+	}
+	for _, e := range r.Edges {
+		if e.File == "catalogs/db/charts/postgres/templates/archived.yaml" {
+			if e.Rule != edge.HelmInclude || e.To != "platform" || !e.Allowed ||
+				e.Definition != "catalogs/db/charts/postgres/charts/cozy-lib-1.0.0.tgz/templates/_archived.tpl:2" {
+				t.Errorf("include through the archive: %+v", e)
+			}
+			return
+		}
+	}
+	t.Error("no edge for the include of cozy-lib.archived")
+}
+
+// The golden files pin the table and JSON output: the tree with several
+// violations at once, and a charts monorepo without configuration.
+func TestGolden(t *testing.T) {
+	root := t.TempDir()
+	copyTree(t, "testdata/tree", root)
+	seen := map[string]string{}
+	for _, name := range []string{"go-import", "helm-include", "unknown-include", "helm-lookup", "helm-capabilities", "chart-dependency", "crd-kind", "template-parse"} {
+		src := "testdata/cases/" + name + "/bad"
+		filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(src, p)
+				if prev, ok := seen[rel]; ok {
+					t.Fatalf("cases %s and %s both write %s", prev, name, rel)
+				}
+				seen[rel] = name
+			}
+			return err
+		})
+		copyTree(t, src, root)
+	}
+	golden := func(name string, r *report.Report, root string) {
+		for _, f := range []report.Format{report.Table, report.JSON} {
+			var buf bytes.Buffer
+			if err := r.Write(&buf, f, false); err != nil {
+				t.Fatal(err)
+			}
+			got := strings.ReplaceAll(buf.String(), root, "ROOT")
+			file := filepath.Join("testdata/golden", name+"."+string(f))
+			if *update {
+				write(t, file, got)
+				continue
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs from the output (go test -update rewrites it):\n%s", file, got)
+			}
+		}
+	}
+	r, err := Run(Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden("violations", r, root)
+	r, err = Run(Options{Root: "testdata/charts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden("charts", r, "testdata/charts")
+}
+
+// Any directory of charts can be linted without configuration: each
+// top-level chart is a module, groups belong to the module shipping their
+// CRD, and every edge is counted (and forbidden).
+func TestInferredCharts(t *testing.T) {
+	r, err := Run(Options{Root: "testdata/charts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []found{
+		{edge.ChartDependency, "web/Chart.yaml", 7},
+		{edge.HelmInclude, "web/templates/deployment.yaml", 5},
+		{edge.HelmInclude, "web/templates/deployment.yaml", 13},
+		{edge.HelmCapabilities, "web/templates/deployment.yaml", 14},
+		{edge.HelmLookup, "web/templates/deployment.yaml", 16},
+		{edge.UnknownInclude, "web/templates/deployment.yaml", 19},
+	}
+	if got := forbidden(r); !slices.Equal(got, want) {
+		t.Errorf("forbidden edges\n got %v\nwant %v", got, want)
+	}
+	if len(r.Modules) != 3 || r.Config != "(inferred)" {
+		t.Errorf("modules %v, config %q", r.Modules, r.Config)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "boundaries.yaml"), "modules: [{name: a, path: a}]\nallow: [{from: a, to: [b]}]\n")
+	_, err := Run(Options{Root: root})
+	var ce *ConfigError
+	if !errorsAs(err, &ce) || !strings.Contains(err.Error(), "no module is named b") {
+		t.Errorf("bad allow: %v", err)
+	}
+	if _, err := Run(Options{Root: filepath.Join(root, "missing")}); !errorsAs(err, &ce) {
+		t.Errorf("missing root: %v", err)
+	}
+	if _, err := Run(Options{Root: root, Infer: true, Config: "x.yaml"}); !errorsAs(err, &ce) {
+		t.Errorf("--infer with --config: %v", err)
+	}
+}
+
+// The repository itself has no forbidden edge, and is linted in well under
+// 10 seconds (the figure is logged; a loaded machine must not fail it).
+func TestRepository(t *testing.T) {
+	root := repoRoot(t)
+	start := time.Now()
+	r, err := Run(Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("linted %s in %v: %d edges, %d forbidden", root, time.Since(start).Round(time.Millisecond), r.Summary.Edges, r.Summary.Forbidden)
+	if r.Config != "boundaries.yaml" {
+		t.Errorf("config %q, want the repository's boundaries.yaml", r.Config)
+	}
+	for _, e := range r.Forbidden() {
+		t.Errorf("forbidden: %s %s → %s at %s:%d (%s): %s", e.Rule, e.From, e.To, e.File, e.Line, e.Target, e.Reason)
+	}
+	if r.Summary.Edges == 0 {
+		t.Error("no edge at all: the platform imports the contracts, so the scan is broken")
+	}
+}
+
+// repoRoot walks up from the test's directory to the one holding go.work.
+func repoRoot(t *testing.T) string {
+	dir, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.work above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// lint copies testdata/tree and an overlay into a temporary root and runs
+// the linter there.
+func lint(t *testing.T, overlay string) *report.Report {
+	t.Helper()
+	root := t.TempDir()
+	copyTree(t, "testdata/tree", root)
+	copyTree(t, overlay, root)
+	r, err := Run(Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func forbidden(r *report.Report) []found {
+	var out []found
+	for _, e := range r.Forbidden() {
+		out = append(out, found{e.Rule, e.File, e.Line})
+	}
+	return out
+}
+
+// copyTree copies src over dst. A file named *.go.in lands as *.go: Go files
+// that must not compile (or gofmt) live in testdata under that name.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		write(t, filepath.Join(dst, strings.TrimSuffix(rel, ".in")), string(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func write(t *testing.T, file, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tgz packs files the way `helm package` does: one top directory named
+// after the chart.
+func tgz(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(files[n])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

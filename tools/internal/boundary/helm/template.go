@@ -1,0 +1,293 @@
+package helm
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/template/parse"
+)
+
+// refKind is what a template reference points at.
+type refKind int
+
+const (
+	refInclude      refKind = iota // include "x" / template "x": a template name
+	refLookup                      // lookup "group/version" ...: an API group
+	refCapabilities                // .Capabilities.APIVersions.Has "group/version[/Kind]"
+	refAPIVersion                  // apiVersion: group/version in the YAML text
+)
+
+// ref is one reference found in a template file.
+type ref struct {
+	kind  refKind
+	value string // template name, or group/version (with " Kind" for refAPIVersion when known)
+	line  int
+}
+
+// define is one `define "name"` (or `block "name"`) of a template file.
+type define struct {
+	name string
+	line int
+}
+
+// templateFile is what one template file defines and references. When it
+// failed to parse, err says why and the refs and defines come from a regex
+// scan instead of the syntax tree.
+type templateFile struct {
+	rel     string
+	inner   string // path inside the chart: templates/...
+	defines []define
+	refs    []ref
+	err     error
+	errLine int
+}
+
+var (
+	funcs = funcMap()
+
+	apiVersionRE = regexp.MustCompile(`(?m)^[ \t]*(?:-[ \t]+)?apiVersion:[ \t]*["']?([A-Za-z0-9.-]+/[A-Za-z0-9]+)["']?[ \t]*(?:#.*)?$`)
+	kindRE       = regexp.MustCompile(`(?m)^[ \t]*(?:-[ \t]+)?kind:[ \t]*["']?([A-Za-z0-9]+)["']?[ \t]*(?:#.*)?$`)
+	docSepRE     = regexp.MustCompile(`(?m)^---`)
+	errLineRE    = regexp.MustCompile(`:(\d+):`)
+	versionRE    = regexp.MustCompile(`^v\d+(?:(?:alpha|beta)\d+)?$`)
+
+	// The fallback scan, used only on a file that does not parse.
+	actionRE   = regexp.MustCompile(`(?s)\{\{.*?\}\}`)
+	includeRE  = regexp.MustCompile(`\b(?:include|template)\s+"((?:[^"\\]|\\.)*)"`)
+	defineRE   = regexp.MustCompile(`\b(?:define|block)\s+"((?:[^"\\]|\\.)*)"`)
+	lookupRE   = regexp.MustCompile(`\blookup\s+"([^"]*)"`)
+	hasRE      = regexp.MustCompile(`\bAPIVersions\.Has\s+"([^"]*)"`)
+	pipeHasRE  = regexp.MustCompile(`"([^"]*)"\s*\|\s*\S*APIVersions\.Has\b`)
+	defineAtRE = `\{\{-?\s*(?:define|block)\s+"%s"`
+)
+
+// parseTemplate reads one template file with text/template/parse and Helm's
+// function names, and walks its syntax tree (the file's body and every
+// define) for includes, lookups, capability checks and apiVersion lines.
+func parseTemplate(rel string, text string) *templateFile {
+	tf := &templateFile{rel: rel}
+	lines := newLineIndex(text)
+	trees, err := parse.Parse(rel, text, "", "", funcs)
+	if err != nil {
+		tf.err = err
+		tf.errLine = 1
+		if m := errLineRE.FindStringSubmatch(err.Error()); m != nil {
+			tf.errLine, _ = strconv.Atoi(m[1])
+		}
+		scanRegex(tf, text, lines)
+		return tf
+	}
+	names := make([]string, 0, len(trees))
+	for name := range trees {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	w := &walker{tf: tf, lines: lines}
+	for _, name := range names {
+		tree := trees[name]
+		if name != rel {
+			line := lines.line(int(tree.Root.Position()))
+			if loc := regexp.MustCompile(fmt.Sprintf(defineAtRE, regexp.QuoteMeta(name))).FindStringIndex(text); loc != nil {
+				line = lines.line(loc[0])
+			}
+			tf.defines = append(tf.defines, define{name, line})
+		}
+		w.node(tree.Root)
+	}
+	sort.SliceStable(tf.refs, func(i, j int) bool { return tf.refs[i].line < tf.refs[j].line })
+	return tf
+}
+
+// walker collects references from a syntax tree.
+type walker struct {
+	tf    *templateFile
+	lines lineIndex
+}
+
+func (w *walker) add(kind refKind, value string, pos parse.Pos) {
+	w.tf.refs = append(w.tf.refs, ref{kind: kind, value: value, line: w.lines.line(int(pos))})
+}
+
+func (w *walker) node(n parse.Node) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Nodes {
+			w.node(c)
+		}
+	case *parse.ActionNode:
+		w.pipe(n.Pipe)
+	case *parse.IfNode:
+		w.branch(&n.BranchNode)
+	case *parse.RangeNode:
+		w.branch(&n.BranchNode)
+	case *parse.WithNode:
+		w.branch(&n.BranchNode)
+	case *parse.TemplateNode:
+		w.add(refInclude, n.Name, n.Pos)
+		w.pipe(n.Pipe)
+	case *parse.PipeNode:
+		w.pipe(n)
+	case *parse.CommandNode:
+		w.command(n)
+	case *parse.ChainNode:
+		w.node(n.Node)
+	case *parse.TextNode:
+		w.yamlText(string(n.Text), int(n.Pos))
+	}
+}
+
+func (w *walker) branch(b *parse.BranchNode) {
+	w.pipe(b.Pipe)
+	w.node(b.List)
+	w.node(b.ElseList)
+}
+
+func (w *walker) pipe(p *parse.PipeNode) {
+	if p == nil {
+		return
+	}
+	for i, c := range p.Cmds {
+		w.command(c)
+		// "group/version" | .Capabilities.APIVersions.Has
+		if i > 0 && len(c.Args) == 1 && isHas(c.Args[0]) {
+			if prev := p.Cmds[i-1]; len(prev.Args) == 1 {
+				if s, ok := prev.Args[0].(*parse.StringNode); ok {
+					w.add(refCapabilities, s.Text, s.Pos)
+				}
+			}
+		}
+	}
+}
+
+func (w *walker) command(c *parse.CommandNode) {
+	if len(c.Args) >= 2 {
+		if s, ok := c.Args[1].(*parse.StringNode); ok {
+			if id, ok := c.Args[0].(*parse.IdentifierNode); ok {
+				switch id.Ident {
+				case "include":
+					w.add(refInclude, s.Text, s.Pos)
+				case "lookup":
+					w.add(refLookup, s.Text, s.Pos)
+				}
+			} else if isHas(c.Args[0]) {
+				w.add(refCapabilities, s.Text, s.Pos)
+			}
+		}
+	}
+	for _, a := range c.Args {
+		w.node(a)
+	}
+}
+
+// isHas reports whether n is a field path ending in APIVersions.Has:
+// .Capabilities.APIVersions.Has, $.Capabilities..., $caps.APIVersions.Has.
+func isHas(n parse.Node) bool {
+	var idents []string
+	switch n := n.(type) {
+	case *parse.FieldNode:
+		idents = n.Ident
+	case *parse.VariableNode:
+		idents = n.Ident
+	case *parse.ChainNode:
+		idents = n.Field
+		if len(idents) < 2 {
+			if f, ok := n.Node.(*parse.FieldNode); ok {
+				idents = append(append([]string{}, f.Ident...), idents...)
+			}
+		}
+	}
+	k := len(idents)
+	return k >= 2 && idents[k-2] == "APIVersions" && idents[k-1] == "Has"
+}
+
+// yamlText finds `apiVersion: group/version` lines in literal template
+// text starting at byte offset base of the file, with the kind of the same
+// YAML document when the text holds it.
+func (w *walker) yamlText(text string, base int) {
+	for _, m := range apiVersionRE.FindAllStringSubmatchIndex(text, -1) {
+		value := text[m[2]:m[3]]
+		if kind := kindNear(text, m[0]); kind != "" {
+			value += " " + kind
+		}
+		w.tf.refs = append(w.tf.refs, ref{kind: refAPIVersion, value: value, line: w.lines.line(base + m[2])})
+	}
+}
+
+// kindNear returns the `kind:` of the YAML document around offset at: the
+// first one after it, else the last one before it, not crossing `---`.
+func kindNear(text string, at int) string {
+	start, end := 0, len(text)
+	for _, s := range docSepRE.FindAllStringIndex(text, -1) {
+		if s[0] <= at {
+			start = s[1]
+		} else if s[0] < end {
+			end = s[0]
+			break
+		}
+	}
+	if m := kindRE.FindStringSubmatch(text[at:end]); m != nil {
+		return m[1]
+	}
+	if all := kindRE.FindAllStringSubmatch(text[start:at], -1); len(all) > 0 {
+		return all[len(all)-1][1]
+	}
+	return ""
+}
+
+// scanRegex is the fallback for a file that does not parse: references and
+// defines inside {{ }} actions, apiVersion lines outside them.
+func scanRegex(tf *templateFile, text string, lines lineIndex) {
+	w := &walker{tf: tf, lines: lines}
+	prev := 0
+	for _, a := range actionRE.FindAllStringIndex(text, -1) {
+		w.yamlText(text[prev:a[0]], prev)
+		prev = a[1]
+		action := text[a[0]:a[1]]
+		for _, m := range defineRE.FindAllStringSubmatchIndex(action, -1) {
+			tf.defines = append(tf.defines, define{action[m[2]:m[3]], lines.line(a[0] + m[0])})
+		}
+		for _, p := range []struct {
+			re   *regexp.Regexp
+			kind refKind
+		}{{includeRE, refInclude}, {lookupRE, refLookup}, {hasRE, refCapabilities}, {pipeHasRE, refCapabilities}} {
+			for _, m := range p.re.FindAllStringSubmatchIndex(action, -1) {
+				tf.refs = append(tf.refs, ref{kind: p.kind, value: action[m[2]:m[3]], line: lines.line(a[0] + m[2])})
+			}
+		}
+	}
+	w.yamlText(text[prev:], prev)
+	sort.SliceStable(tf.refs, func(i, j int) bool { return tf.refs[i].line < tf.refs[j].line })
+}
+
+// lineIndex maps byte offsets to 1-based line numbers.
+type lineIndex []int
+
+func newLineIndex(text string) lineIndex {
+	idx := lineIndex{0}
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' {
+			idx = append(idx, i+1)
+		}
+	}
+	return idx
+}
+
+func (l lineIndex) line(offset int) int {
+	return sort.Search(len(l), func(i int) bool { return l[i] > offset })
+}
+
+// groupOf returns the API group of "group/version", "group/version/Kind"
+// or "version" (the core group, ""), ignoring a trailing " Kind".
+func groupOf(apiVersion string) string {
+	apiVersion, _, _ = strings.Cut(apiVersion, " ")
+	group, _, found := strings.Cut(apiVersion, "/")
+	if !found || versionRE.MatchString(group) {
+		return "" // "v1", "v1/Pod"
+	}
+	return group
+}

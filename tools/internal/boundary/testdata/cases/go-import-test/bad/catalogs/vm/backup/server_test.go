@@ -1,0 +1,9 @@
+package backup_test
+
+import (
+	"testing"
+
+	"example.test/platform/server"
+)
+
+func TestServer(t *testing.T) { _ = server.Describe() }

@@ -1,0 +1,7 @@
+package server
+
+import (
+	"strings"
+)
+
+var _ = strings.ToUpper

@@ -1,0 +1,3 @@
+{{- define "common.labels" -}}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}

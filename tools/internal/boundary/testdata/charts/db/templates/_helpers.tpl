@@ -1,0 +1,3 @@
+{{- define "db.host" -}}
+{{ .Release.Name }}-db.{{ .Release.Namespace }}.svc
+{{- end }}

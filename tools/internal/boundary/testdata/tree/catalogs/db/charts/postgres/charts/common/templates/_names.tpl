@@ -1,0 +1,3 @@
+{{- define "common.names.fullname" -}}
+{{ .Release.Name }}-{{ .Chart.Name }}
+{{- end }}

@@ -1,0 +1,3 @@
+{{- define "postgres.name" -}}
+{{ include "common.names.fullname" . }}
+{{- end }}

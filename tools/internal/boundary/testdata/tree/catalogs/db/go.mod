@@ -1,0 +1,3 @@
+module example.test/catalogs/db
+
+go 1.26.0

@@ -1,0 +1,3 @@
+module example.test/catalogs/vm
+
+go 1.26.0

@@ -1,0 +1,3 @@
+module example.test/platform
+
+go 1.26.0
