@@ -18,7 +18,7 @@ GOTEST_TIMEOUT ?= 45m
 
 export COZYSTACK_CACHE_DIR := $(CACHE)
 
-.PHONY: all build cli api demo up down status test unit bench lint boundaries fmt generate
+.PHONY: all build cli api demo up down status test unit bench lint boundaries fmt generate cozy-lib vendor-cozy-lib crds
 
 all: build
 
@@ -101,3 +101,22 @@ fmt:
 ## (contracts/crds); a test in contracts/crds fails when they are stale
 generate:
 	@cd contracts && go tool controller-gen object paths=./apis/... crd paths=./apis/... output:crd:artifacts:config=crds
+
+COZY_LIB_VERSION := $(shell sed -n 's/^version: //p' platform/charts/cozy-lib/Chart.yaml)
+COZY_LIB_TGZ     := $(CACHE)/charts/cozy-lib-$(COZY_LIB_VERSION).tgz
+
+## cozy-lib: package the K5 library chart platform/charts/cozy-lib reproducibly
+## into .cache/charts (same sources, same bytes)
+cozy-lib:
+	@go run ./tools/cmd/cozypkg package platform/charts/cozy-lib -d $(CACHE)/charts
+
+## vendor-cozy-lib: vendor the packaged cozy-lib into every catalog chart that
+## depends on it (charts/cozy-lib-<version>.tgz and Chart.lock, as `helm
+## dependency build` leaves them); a test in tools/ fails when they are stale
+vendor-cozy-lib: cozy-lib
+	@go run ./tools/cmd/cozypkg vendor-lib $(COZY_LIB_TGZ) catalogs
+
+## crds: copy the operator CRDs of catalogs/services from the sources pinned in
+## catalogs/services/crds.yaml: Go modules, and with MIRROR=DIR a mirror directory
+crds:
+	@cd catalogs/services && go run ./cmd/sync-crds $(if $(MIRROR),--mirror $(abspath $(MIRROR)))

@@ -3,6 +3,9 @@
 //
 //	cozypkg build <catalog-dir> [--oci-layout DIR] [--tag TAG] [-o json|yaml]
 //	cozypkg push <catalog-dir|oci-layout-dir> <host/repository[:tag]> [--plain-http] [-o json|yaml]
+//	cozypkg package <library-chart-dir> [-d DIR]
+//	cozypkg vendor-lib <library.tgz> <chart-or-dir>... [--check]
+//	cozypkg push-lib <library.tgz> <host/repository> [--plain-http]
 //
 // Progress goes to stderr, one line per blob (uploading, exists, done); the
 // result (reference and manifest digest, or with -o a summary) to stdout.
@@ -34,6 +37,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newBuild(), newPush())
+	root.AddCommand(newBuild(), newPush(), newPackage(), newVendorLib(), newPushLib())
 	return root
 }

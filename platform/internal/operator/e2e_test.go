@@ -1,0 +1,439 @@
+package operator_test
+
+// End-to-end tests of issue 5's acceptance list, on the real local control
+// plane: kube-apiserver, kube-controller-manager, the real helm-controller
+// (with ExternalArtifact enabled) and the real CNCF Distribution registry.
+// The operator runs in this process; helm-controller downloads the charts
+// from its artifact server.
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/operator/names"
+	"cozystack.io/platform/internal/operator/rbac"
+)
+
+const (
+	True  = metav1.ConditionTrue
+	False = metav1.ConditionFalse
+)
+
+// configMapRule is the rule the test catalogs declare for their charts.
+const configMapRule = `
+        rules:
+          - apiGroups: [""]
+            resources: [configmaps]
+            verbs: [get, list, watch, create, update, patch, delete]`
+
+// simpleCatalog is a catalog with one component "web" in namespace whose
+// chart renders a ConfigMap of its values.
+func simpleCatalog(t *testing.T, name, version, namespace, greeting string) string {
+	t.Helper()
+	return writeCatalog(t, fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
+kind: Catalog
+name: %s
+version: %s
+minPlatformVersion: 0.1.0
+variants:
+  - name: default
+    components:
+      - name: web
+        chart: charts/web
+        namespace: %s`+configMapRule+`
+`, name, version, namespace), chart{dir: "charts/web", values: "greeting: " + greeting + "\n"})
+}
+
+func getConfigMap(t *testing.T, namespace, name string) (*corev1.ConfigMap, error) {
+	t.Helper()
+	var cm corev1.ConfigMap
+	err := k(t).Get(ctxT(t), client.ObjectKey{Namespace: namespace, Name: name}, &cm)
+	return &cm, err
+}
+
+// TestAcceptance: push a catalog, create a PackageSource and a Package:
+// the HelmReleases become Ready through helm-controller with charts
+// downloaded from the operator's artifact server, through least-privilege
+// identities; disabling a component removes its release; deleting the
+// Package removes everything.
+func TestAcceptance(t *testing.T) {
+	op := start(t)
+	c := k(t)
+	ctx := ctxT(t)
+	res := push(t, "testdata/catalog", "e2e/demo", "0.1.0")
+	create(t, ociSource("demo", "e2e/demo", "0.1.0"))
+	ps := waitSource(t, "demo", "Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
+	if ps.Status.Artifact.Digest != res.Manifest.Digest.String() || ps.Status.Artifact.Revision != "0.1.0@"+res.Manifest.Digest.String() {
+		t.Errorf("status.artifact = %+v, want digest %s", ps.Status.Artifact, res.Manifest.Digest)
+	}
+	if ps.Status.Catalog.Name != "demo" || len(ps.Status.Variants) != 2 || len(ps.Status.Libraries) != 1 {
+		t.Errorf("catalog metadata not copied into status: %+v %d variants %d libraries", ps.Status.Catalog, len(ps.Status.Variants), len(ps.Status.Libraries))
+	}
+
+	// One ExternalArtifact per component, served by our server, bytes
+	// matching the digest.
+	eas := artifactsOf(t, "demo")
+	if len(eas) != 2 {
+		t.Fatalf("%d ExternalArtifacts, want 2 (echo-operator, echo)", len(eas))
+	}
+	for _, ea := range eas {
+		a := ea.Status.Artifact
+		if a == nil || !strings.HasPrefix(a.URL, "http://"+op.Server.Addr().String()+"/demo/") {
+			t.Fatalf("ExternalArtifact %s: artifact %+v not on the operator's server %s", ea.Name, a, op.Server.Addr())
+		}
+		if len(ea.OwnerReferences) != 1 || ea.OwnerReferences[0].Kind != "PackageSource" || ea.OwnerReferences[0].Name != "demo" {
+			t.Errorf("ExternalArtifact %s owner references %+v, want the PackageSource", ea.Name, ea.OwnerReferences)
+		}
+		resp, err := http.Get(a.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		sum := sha256.Sum256(body)
+		if resp.StatusCode != 200 || "sha256:"+hex.EncodeToString(sum[:]) != a.Digest || int64(len(body)) != *a.Size {
+			t.Errorf("GET %s: %d, %d bytes, digest %x; want 200 and %s", a.URL, resp.StatusCode, len(body), sum, a.Digest)
+		}
+	}
+
+	p := newPackage("demo", "demo", "default", true)
+	p.Spec.Components = map[string]v1alpha1.PackageComponentSettings{
+		"echo": {Values: &apiextensionsv1.JSON{Raw: []byte(`{"message":"hello from the package"}`)}},
+	}
+	create(t, p)
+	got := waitPackage(t, "demo", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
+	if got.Status.InstalledRevision != ps.Status.Artifact.Revision || got.Status.InstalledVersion != "0.1.0" {
+		t.Errorf("installed %q %q, want %s", got.Status.InstalledRevision, got.Status.InstalledVersion, ps.Status.Artifact.Revision)
+	}
+	if len(got.Status.Components) != 2 || !got.Status.Components[0].Ready || !got.Status.Components[1].Ready {
+		t.Errorf("status.components = %+v, want both ready", got.Status.Components)
+	}
+
+	echo := names.HelmRelease("demo", "echo")
+	operatorRel := names.HelmRelease("demo", "echo-operator")
+	// The charts' objects exist, with values layered catalog < Package.
+	cm, err := getConfigMap(t, "cozy-echo", echo)
+	if err != nil || cm.Data["message"] != "hello from the package" {
+		t.Errorf("ConfigMap cozy-echo/%s: %v %v, want message from the Package", echo, cm.Data, err)
+	}
+	cm, err = getConfigMap(t, "cozy-echo-operator", operatorRel+"-settings")
+	if err != nil || cm.Data["replicas"] != "1" {
+		t.Errorf("ConfigMap cozy-echo-operator/%s-settings: %v %v, want replicas from the catalog", operatorRel, cm.Data, err)
+	}
+
+	hr, err := helmRelease(t, "demo", "echo", "cozy-echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hr.Spec.ChartRef.Kind != "ExternalArtifact" || hr.Spec.ChartRef.Namespace != v1alpha1.SystemNamespace ||
+		hr.Spec.ChartRef.Name != v1alpha1.ComponentArtifactName("demo", "echo") {
+		t.Errorf("chartRef %+v", hr.Spec.ChartRef)
+	}
+	if hr.Spec.ServiceAccountName != echo {
+		t.Errorf("serviceAccountName %q, want %q", hr.Spec.ServiceAccountName, echo)
+	}
+	if !slices.Contains(hr.Spec.DependsOn, helmv2.DependencyReference{Name: operatorRel, Namespace: "cozy-echo-operator"}) {
+		t.Errorf("dependsOn %+v, want the echo-operator release", hr.Spec.DependsOn)
+	}
+	if hr.Spec.Install == nil || !hr.Spec.Install.DisableTakeOwnership || hr.Spec.Upgrade == nil || !hr.Spec.Upgrade.DisableTakeOwnership {
+		t.Errorf("install/upgrade %+v %+v: want disableTakeOwnership", hr.Spec.Install, hr.Spec.Upgrade)
+	}
+	if n := len(hr.Spec.ValuesFrom); n != 2 || hr.Spec.ValuesFrom[0].Name != names.CatalogValues("demo", "echo") ||
+		hr.Spec.ValuesFrom[1].Name != v1alpha1.ValuesName || !hr.Spec.ValuesFrom[1].Optional {
+		t.Errorf("valuesFrom %+v: want catalog values, then the (optional, not a tenant namespace) K2 ConfigMap", hr.Spec.ValuesFrom)
+	}
+	var echoChart string
+	for _, ch := range ps.Status.Artifact.Charts {
+		if ch.Path == "charts/echo" {
+			echoChart = ch.Digest
+		}
+	}
+	if hr.Status.LastAttemptedRevisionDigest != echoChart {
+		t.Errorf("helm-controller installed %q, want the chart %s served by the operator", hr.Status.LastAttemptedRevisionDigest, echoChart)
+	}
+
+	// Least privilege: exactly the declared rules; cluster rules only for
+	// the privileged component.
+	var role rbacv1.Role
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "cozy-echo", Name: echo}, &role); err != nil {
+		t.Fatal(err)
+	}
+	want := []rbacv1.PolicyRule{rbac.HelmStorageRule(), {APIGroups: []string{""}, Resources: []string{"configmaps"},
+		Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}
+	if !equalRules(role.Rules, want) {
+		t.Errorf("Role cozy-echo/%s rules %+v, want %+v", echo, role.Rules, want)
+	}
+	var cr rbacv1.ClusterRole
+	if err := c.Get(ctx, client.ObjectKey{Name: names.ClusterRBAC("demo", "echo")}, &cr); !apierrors.IsNotFound(err) {
+		t.Errorf("the unprivileged component echo has a ClusterRole (err %v)", err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: names.ClusterRBAC("demo", "echo-operator")}, &cr); err != nil ||
+		len(cr.Rules) != 1 || cr.Rules[0].Resources[0] != "customresourcedefinitions" {
+		t.Errorf("ClusterRole of echo-operator: %+v %v, want its clusterRules only", cr.Rules, err)
+	}
+	for _, tc := range []struct {
+		sa, ns, verb, resource, group, in string
+		allowed                           bool
+	}{
+		{echo, "cozy-echo", "create", "configmaps", "", "cozy-echo", true},
+		{echo, "cozy-echo", "create", "secrets", "", "cozy-echo", true},
+		{echo, "cozy-echo", "create", "configmaps", "", "default", false},
+		{echo, "cozy-echo", "create", "deployments", "apps", "cozy-echo", false},
+		{echo, "cozy-echo", "create", "customresourcedefinitions", "apiextensions.k8s.io", "", false},
+		{operatorRel, "cozy-echo-operator", "create", "customresourcedefinitions", "apiextensions.k8s.io", "", true},
+		{operatorRel, "cozy-echo-operator", "create", "clusterrolebindings", "rbac.authorization.k8s.io", "", false},
+	} {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:               "system:serviceaccount:" + tc.ns + ":" + tc.sa,
+			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + tc.ns, "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: tc.in, Verb: tc.verb, Group: tc.group, Resource: tc.resource},
+		}}
+		if err := c.Create(ctx, sar); err != nil {
+			t.Fatal(err)
+		}
+		if sar.Status.Allowed != tc.allowed {
+			t.Errorf("%s may %s %s in %q: %v, want %v", tc.sa, tc.verb, tc.resource, tc.in, sar.Status.Allowed, tc.allowed)
+		}
+	}
+
+	// Disabling a component removes its HelmRelease (and Helm uninstalls
+	// its objects) and then its identity.
+	if err := c.Get(ctx, client.ObjectKey{Name: "demo"}, p); err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.Components["echo"] = v1alpha1.PackageComponentSettings{Enabled: ptr.To(false)}
+	if err := c.Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "cozy-echo", Name: echo}})
+	waitGone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "cozy-echo", Name: echo}})
+	waitGone(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "cozy-echo", Name: echo}})
+	waitPackage(t, "demo", "Installed with one component", func(p *v1alpha1.Package) bool {
+		return packageReady(True, v1alpha1.ReasonInstalled)(p) && len(p.Status.Components) == 1
+	})
+	if _, err := helmRelease(t, "demo", "echo-operator", "cozy-echo-operator"); err != nil {
+		t.Errorf("the still enabled echo-operator lost its HelmRelease: %v", err)
+	}
+
+	// Deleting the Package uninstalls everything it installed.
+	if err := c.Delete(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, p)
+	if objs := ownedObjects(t, "demo"); len(objs) > 0 {
+		t.Errorf("after deleting the Package these remain: %v", objs)
+	}
+	if _, err := getConfigMap(t, "cozy-echo-operator", operatorRel+"-settings"); !apierrors.IsNotFound(err) {
+		t.Errorf("the chart's ConfigMap survived the uninstall: %v", err)
+	}
+}
+
+func equalRules(a, b []rbacv1.PolicyRule) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !slices.Equal(a[i].APIGroups, b[i].APIGroups) || !slices.Equal(a[i].Resources, b[i].Resources) || !slices.Equal(a[i].Verbs, b[i].Verbs) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestValuesLayering: chart defaults < catalog < cluster values (K2) <
+// Package; in a tenant namespace the release waits for the K2 ConfigMap
+// instead of rendering without it.
+func TestValuesLayering(t *testing.T) {
+	start(t)
+	const ns = "e2e-tenant-layers"
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{v1alpha1.LabelTenant: "layers"}}})
+	dir := writeCatalog(t, `apiVersion: cozystack.io/v1alpha1
+kind: Catalog
+name: layers
+version: 1.0.0
+minPlatformVersion: 0.1.0
+variants:
+  - name: default
+    components:
+      - name: app
+        chart: charts/app
+        namespace: `+ns+configMapRule+`
+        values: {b: catalog, c: catalog, d: catalog}
+`, chart{dir: "charts/app", values: "a: chart\nb: chart\nc: chart\nd: chart\n"})
+	push(t, dir, "e2e/layers", "1.0.0")
+	create(t, ociSource("layers", "e2e/layers", "1.0.0"))
+	p := newPackage("layers", "layers", "", false)
+	p.Spec.Components = map[string]v1alpha1.PackageComponentSettings{
+		"app": {Values: &apiextensionsv1.JSON{Raw: []byte(`{"d":"package"}`)}},
+	}
+	create(t, p)
+
+	// No K2 ConfigMap yet: the release waits, saying why.
+	waitPackage(t, "layers", "waiting for the cluster values", func(p *v1alpha1.Package) bool {
+		c := ready(p.Status.Conditions)
+		return c != nil && c.Status == False && strings.Contains(c.Message, v1alpha1.ValuesName)
+	})
+	release := names.HelmRelease("layers", "app")
+	if _, err := getConfigMap(t, ns, release); !apierrors.IsNotFound(err) {
+		t.Fatalf("the chart rendered without cluster values: %v", err)
+	}
+	hr, err := helmRelease(t, "layers", "app", ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k2 := hr.Spec.ValuesFrom[len(hr.Spec.ValuesFrom)-1]; k2.Name != v1alpha1.ValuesName || k2.Optional {
+		t.Errorf("K2 valuesFrom %+v: want required in a tenant namespace", k2)
+	}
+
+	// What the projection (cozystack-controller) would write.
+	create(t, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ValuesName, Namespace: ns, Labels: map[string]string{v1alpha1.LabelFluxWatch: v1alpha1.FluxWatchEnabled}},
+		Data:       map[string]string{v1alpha1.ValuesKey: "_cluster: {root-host: example.org}\n_namespace: {host: layers.example.org}\nc: k2\nd: k2\n"},
+	})
+	waitPackage(t, "layers", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
+	cm, err := getConfigMap(t, ns, release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": "chart", "b": "catalog", "c": "k2", "d": "package"}
+	for key, v := range want {
+		if cm.Data[key] != v {
+			t.Errorf("value %s = %q, want %q (layers: chart < catalog < K2 < Package); all: %v", key, cm.Data[key], v, cm.Data)
+		}
+	}
+}
+
+// TestDeletePackageSourceKeepsReleases: deleting a PackageSource never
+// cascades to installed Packages; they report SourceMissing.
+func TestDeletePackageSourceKeepsReleases(t *testing.T) {
+	start(t)
+	c := k(t)
+	dir := simpleCatalog(t, "keep", "1.0.0", "e2e-keep", "kept")
+	push(t, dir, "e2e/keep", "1.0.0")
+	ps := ociSource("keep", "e2e/keep", "1.0.0")
+	create(t, ps)
+	create(t, newPackage("keep", "keep", "", false))
+	waitPackage(t, "keep", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
+
+	if err := c.Delete(ctxT(t), ps); err != nil {
+		t.Fatal(err)
+	}
+	p := waitPackage(t, "keep", "SourceMissing", packageReady(False, v1alpha1.ReasonSourceMissing))
+	mustContain(t, "message", ready(p.Status.Conditions).Message, `PackageSource "keep" does not exist`)
+	if _, err := helmRelease(t, "keep", "web", "e2e-keep"); err != nil {
+		t.Errorf("the HelmRelease went with the PackageSource: %v", err)
+	}
+	if cm, err := getConfigMap(t, "e2e-keep", names.HelmRelease("keep", "web")); err != nil || cm.Data["greeting"] != "kept" {
+		t.Errorf("the installed chart's ConfigMap: %v %v", cm.Data, err)
+	}
+}
+
+// TestLastGoodRevisionAfterDigestMismatch: a registry that returns other
+// bytes than the digest asked for: DigestMismatch with both digests,
+// nothing cached under the requested digest, the last good revision still
+// served.
+func TestLastGoodRevisionAfterDigestMismatch(t *testing.T) {
+	start(t)
+	c := k(t)
+	good := push(t, simpleCatalog(t, "lastgood", "1.0.0", "e2e-lastgood", "one"), "e2e/lastgood", "1.0.0")
+	bad := push(t, simpleCatalog(t, "lastgood", "2.0.0", "e2e-lastgood", "two"), "e2e/lastgood", "2.0.0")
+	tampered := bad.Charts[0].Descriptor.Digest
+	if tampered == good.Charts[0].Descriptor.Digest {
+		t.Fatal("test setup: the two revisions share their chart")
+	}
+
+	// A proxy in front of the registry that corrupts one blob, keeping its
+	// length, so only the digest check can notice.
+	registry, _ := url.Parse("http://" + env.RegistryHost())
+	proxy := httputil.NewSingleHostReverseProxy(registry)
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method != http.MethodGet || !strings.HasSuffix(resp.Request.URL.Path, "/blobs/"+tampered.String()) {
+			return nil
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		for i := range body {
+			body[i] ^= 0xff
+		}
+		resp.Body = io.NopCloser(strings.NewReader(string(body)))
+		return nil
+	}
+	srv := httptest.NewServer(proxy)
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+
+	ps := &v1alpha1.PackageSource{ObjectMeta: metav1.ObjectMeta{Name: "lastgood"}, Spec: v1alpha1.PackageSourceSpec{
+		OCI: &v1alpha1.OCISource{Repository: host + "/e2e/lastgood", Tag: "1.0.0", PlainHTTP: true}}}
+	create(t, ps)
+	first := waitSource(t, "lastgood", "Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
+	eas := artifactsOf(t, "lastgood")
+	if len(eas) != 1 {
+		t.Fatalf("%d ExternalArtifacts, want 1", len(eas))
+	}
+	goodURL := eas[0].Status.Artifact.URL
+
+	if err := c.Get(ctxT(t), client.ObjectKey{Name: "lastgood"}, ps); err != nil {
+		t.Fatal(err)
+	}
+	ps.Spec.OCI.Tag = "2.0.0"
+	if err := c.Update(ctxT(t), ps); err != nil {
+		t.Fatal(err)
+	}
+	got := waitSource(t, "lastgood", "DigestMismatch", sourceReady(False, v1alpha1.ReasonDigestMismatch))
+	msg := ready(got.Status.Conditions).Message
+	mustContain(t, "message", msg, "expected "+tampered.String(), "got sha256:", "still serving the last good revision 1.0.0@"+good.Manifest.Digest.String())
+	if got.Status.Artifact.Digest != first.Status.Artifact.Digest || got.Status.Catalog.Version != "1.0.0" {
+		t.Errorf("status.artifact moved to %s (%s), want the last good %s", got.Status.Artifact.Digest, got.Status.Catalog.Version, first.Status.Artifact.Digest)
+	}
+	if !meta(got.Status.Conditions, v1alpha1.ConditionStalled) {
+		t.Errorf("Stalled not set: %+v", got.Status.Conditions)
+	}
+	eas = artifactsOf(t, "lastgood")
+	if len(eas) != 1 || eas[0].Status.Artifact.URL != goodURL {
+		t.Errorf("ExternalArtifacts changed after the failed pull: %+v", eas)
+	}
+	if resp, err := http.Get(goodURL); err != nil || resp.StatusCode != 200 {
+		t.Errorf("the last good chart is no longer served: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	for _, d := range []string{tampered.Encoded(), bad.Manifest.Digest.Encoded()} {
+		if _, err := os.Stat(filepath.Join(storeDir, "blobs", "sha256", d)); !os.IsNotExist(err) {
+			t.Errorf("the store holds %s after the mismatch (stat: %v)", d, err)
+		}
+	}
+}
+
+func meta(conds []metav1.Condition, typ string) bool {
+	for _, c := range conds {
+		if c.Type == typ {
+			return c.Status == True
+		}
+	}
+	return false
+}

@@ -1,0 +1,292 @@
+// Package operator builds cozystack-operator (BRIEF.md section 3; issue 5,
+// parts 3 and 4): one controller-runtime manager, leader-elected on a Lease
+// in cozy-system, running
+//   - the PackageSource reconciler (package packagesource): pull, verify,
+//     check requirements, publish ExternalArtifacts;
+//   - the Package reconciler (package pkg): HelmReleases with
+//     least-privilege identities, guards and cleanup;
+//   - the artifact server (package artifactserver), serving chart archives
+//     from the store (package store) to helm-controller.
+//
+// Command cozystack-operator is its flags and a call to Run.
+package operator
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/artifact"
+	"cozystack.io/contracts/crds"
+	"cozystack.io/platform/internal/operator/artifactserver"
+	"cozystack.io/platform/internal/operator/names"
+	"cozystack.io/platform/internal/operator/packagesource"
+	"cozystack.io/platform/internal/operator/pkg"
+	"cozystack.io/platform/internal/operator/requirements"
+	"cozystack.io/platform/internal/operator/store"
+	"cozystack.io/platform/internal/version"
+	"cozystack.io/sdk/localcp"
+)
+
+// Options are the command-line options of cozystack-operator.
+type Options struct {
+	// Kubeconfig is the kubeconfig file; empty means in-cluster (or
+	// $KUBECONFIG).
+	Kubeconfig string
+	// LeaderElect runs the reconcilers only in the replica holding the
+	// Lease LeaderElectionID in LeaderElectionNamespace.
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	LeaderElectionID        string
+	// MetricsBindAddress and HealthProbeBindAddress serve /metrics and
+	// /healthz, /readyz ("0" disables each); loopback by default.
+	MetricsBindAddress     string
+	HealthProbeBindAddress string
+	// ArtifactBindAddress is where the artifact server listens (port 0
+	// picks a free one); ArtifactURLBase is the URL helm-controller
+	// downloads charts from, default http://<the bound address>.
+	ArtifactBindAddress string
+	ArtifactURLBase     string
+	// StorageDir is the OCI image-layout directory of pulled artifacts,
+	// the cache of the served (last good) revisions.
+	StorageDir string
+	// PlatformVersion and Properties are what catalogs' requirements are
+	// checked against (K3).
+	PlatformVersion string
+	Properties      []string
+	// InstallCRDs applies the cozystack.io CRDs and creates
+	// LeaderElectionNamespace (cozy-system) at start, for a bare cluster
+	// such as the local control plane; a platform install ships them.
+	InstallCRDs bool
+	// QPS and Burst bound the requests to kube-apiserver.
+	QPS   float32
+	Burst int
+	// SkipNameValidation allows more than one manager per process (tests).
+	SkipNameValidation bool
+}
+
+// NewOptions returns the defaults: leader election on, every endpoint on
+// loopback, the platform version of this build.
+func NewOptions() *Options {
+	dir := filepath.Join(os.TempDir(), "cozystack-operator")
+	if d, err := os.UserCacheDir(); err == nil {
+		dir = filepath.Join(d, "cozystack-operator")
+	}
+	return &Options{
+		LeaderElect:             true,
+		LeaderElectionNamespace: v1alpha1.SystemNamespace,
+		LeaderElectionID:        "cozystack-operator.cozystack.io",
+		MetricsBindAddress:      "127.0.0.1:8180",
+		HealthProbeBindAddress:  "127.0.0.1:8181",
+		ArtifactBindAddress:     "127.0.0.1:0",
+		StorageDir:              dir,
+		PlatformVersion:         version.Get(),
+		QPS:                     50,
+		Burst:                   100,
+	}
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file (default: in-cluster, or $KUBECONFIG)")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "run the reconcilers only while holding the leader election Lease")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease")
+	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID, "name of the leader election Lease")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of the Prometheus /metrics endpoint (\"0\" disables it)")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz (\"0\" disables them)")
+	fs.StringVar(&o.ArtifactBindAddress, "artifact-bind-address", o.ArtifactBindAddress, "address the chart artifact server listens on (port 0: a free port)")
+	fs.StringVar(&o.ArtifactURLBase, "artifact-url-base", o.ArtifactURLBase, "URL helm-controller downloads charts from, e.g. http://cozystack-operator.cozy-system.svc:8090 (default: http://<artifact-bind-address as bound>)")
+	fs.StringVar(&o.StorageDir, "storage-dir", o.StorageDir, "OCI image-layout directory holding the pulled, verified artifacts (the last good revision of each PackageSource)")
+	fs.StringVar(&o.PlatformVersion, "platform-version", o.PlatformVersion, "platform version (SemVer) catalogs' minPlatformVersion is compared with")
+	fs.StringSliceVar(&o.Properties, "properties", o.Properties, "K3 properties this platform provides, comma-separated, e.g. network.stableVMAddress")
+	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs, "apply the cozystack.io CRDs and create the leader election namespace at start (bare clusters, e.g. the local control plane)")
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "queries per second to kube-apiserver")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to kube-apiserver")
+}
+
+// Platform returns what catalogs are checked against, validated.
+func (o *Options) Platform() (requirements.Platform, error) {
+	p := requirements.Platform{Version: o.PlatformVersion, Properties: o.Properties}
+	return p, p.Validate()
+}
+
+// Scheme knows every kind the operator reads or writes.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	utilruntime.Must(helmv2.AddToScheme(s))
+	utilruntime.Must(sourcev1.AddToScheme(s))
+	return s
+}
+
+// CacheOptions limit the manager's informers to the objects the operator
+// created (labelled names.LabelManagedBy), so a cluster's other
+// ConfigMaps, ServiceAccounts, RBAC and HelmReleases are never held in
+// memory. Namespaces, PackageSources and Packages are cached whole;
+// Secrets are never cached (pull Secrets are read directly).
+func CacheOptions() cache.Options {
+	managed := labels.SelectorFromSet(labels.Set{names.LabelManagedBy: names.ManagedBy})
+	by := func() cache.ByObject { return cache.ByObject{Label: managed} }
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&helmv2.HelmRelease{}:        by(),
+		&corev1.ConfigMap{}:          by(),
+		&corev1.ServiceAccount{}:     by(),
+		&rbacv1.Role{}:               by(),
+		&rbacv1.RoleBinding{}:        by(),
+		&rbacv1.ClusterRole{}:        by(),
+		&rbacv1.ClusterRoleBinding{}: by(),
+		&sourcev1.ExternalArtifact{}: {Label: managed, Namespaces: map[string]cache.Config{v1alpha1.SystemNamespace: {}}},
+	}}
+}
+
+// RESTConfig loads the kubeconfig of o (in-cluster when empty).
+func (o *Options) RESTConfig() (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if o.Kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	} else {
+		cfg, err = ctrl.GetConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	return cfg, nil
+}
+
+// Operator is a built, not yet started, cozystack-operator.
+type Operator struct {
+	Manager manager.Manager
+	// Server is the artifact server (already listening).
+	Server *artifactserver.Server
+	// Store is the artifact store in StorageDir.
+	Store *store.Store
+}
+
+// New builds the operator for cfg (and, with InstallCRDs, installs the
+// CRDs and namespace first). The artifact server listens from here on.
+func New(ctx context.Context, cfg *rest.Config, o *Options) (*Operator, error) {
+	platform, err := o.Platform()
+	if err != nil {
+		return nil, err
+	}
+	if o.InstallCRDs {
+		if err := install(ctx, cfg, o.LeaderElectionNamespace); err != nil {
+			return nil, err
+		}
+	}
+	st, err := store.Open(o.StorageDir, artifact.PullOptions{})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := artifactserver.New(o.ArtifactBindAddress, o.ArtifactURLBase, st)
+	if err != nil {
+		return nil, err
+	}
+	mo := ctrl.Options{
+		Scheme:                        Scheme(),
+		Cache:                         CacheOptions(),
+		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		HealthProbeBindAddress:        o.HealthProbeBindAddress,
+		LeaderElection:                o.LeaderElect,
+		LeaderElectionNamespace:       o.LeaderElectionNamespace,
+		LeaderElectionID:              o.LeaderElectionID,
+		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{SkipNameValidation: &o.SkipNameValidation},
+	}
+	mgr, err := ctrl.NewManager(cfg, mo)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(srv); err != nil {
+		return nil, err
+	}
+	rec := mgr.GetEventRecorder("cozystack-operator")
+	if err := (&packagesource.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Server: srv, Platform: platform, Recorder: rec,
+	}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up the PackageSource reconciler: %w", err)
+	}
+	if err := (&pkg.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Platform: platform, Recorder: rec,
+	}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up the Package reconciler: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("informers", func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return fmt.Errorf("informers not synced")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return &Operator{Manager: mgr, Server: srv, Store: st}, nil
+}
+
+// Run builds the operator from o and runs it until ctx ends.
+func Run(ctx context.Context, o *Options) error {
+	cfg, err := o.RESTConfig()
+	if err != nil {
+		return err
+	}
+	op, err := New(ctx, cfg, o)
+	if err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Info("serving chart artifacts", "address", op.Server.Addr().String())
+	return op.Manager.Start(ctx)
+}
+
+// install applies the embedded CRDs and creates namespace.
+func install(ctx context.Context, cfg *rest.Config, namespace string) error {
+	list, err := crds.All()
+	if err != nil {
+		return err
+	}
+	if err := localcp.ApplyCRDs(ctx, cfg, list...); err != nil {
+		return fmt.Errorf("install CRDs: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", namespace, err)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package packagesource
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"oras.land/oras-go/v2/registry/remote/auth"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/artifact"
+	"cozystack.io/contracts/artifact/safetar"
+	"cozystack.io/platform/internal/operator/status"
+)
+
+func TestPullFailureReasons(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    error
+		reason string
+		kind   status.Kind
+		msg    string
+	}{
+		{"digest", fmt.Errorf("wrapped: %w", &artifact.DigestMismatchError{Blob: "chart charts/a", Expected: "sha256:aa", Actual: "sha256:bb"}),
+			v1alpha1.ReasonDigestMismatch, status.KindStalled, "expected sha256:aa, got sha256:bb"},
+		{"size", &artifact.SizeMismatchError{Blob: "config", Digest: "sha256:aa", Expected: 3, Actual: 2},
+			v1alpha1.ReasonDigestMismatch, status.KindStalled, "expected 3 bytes, got 2"},
+		{"unsafe", fmt.Errorf("chart charts/a: %w", &safetar.EntryError{Entry: "../x", Err: safetar.ErrPathTraversal}),
+			v1alpha1.ReasonUnsafeArchive, status.KindStalled, `entry "../x": path traversal`},
+		{"invalid", fmt.Errorf("%w: manifest artifactType", artifact.ErrInvalidArtifact),
+			v1alpha1.ReasonInvalidArtifact, status.KindStalled, "cozypkg build"},
+		{"too large", &artifact.TooLargeError{Blob: "config", Size: 10, Limit: 5},
+			v1alpha1.ReasonInvalidArtifact, status.KindStalled, "exceeds the limit"},
+		{"network", errors.New("dial tcp 127.0.0.1:1: connection refused"),
+			v1alpha1.ReasonPullFailed, status.KindProgressing, "connection refused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := pullFailure("reg/x:1", tt.err, "; still serving 1.0.0@sha256:cc")
+			if r.Reason != tt.reason || r.Kind != tt.kind {
+				t.Errorf("reason %s kind %d, want %s %d", r.Reason, r.Kind, tt.reason, tt.kind)
+			}
+			for _, want := range []string{"reg/x:1", tt.msg, "still serving 1.0.0@sha256:cc"} {
+				if !strings.Contains(r.Message, want) {
+					t.Errorf("message %q lacks %q", r.Message, want)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckComponentCharts(t *testing.T) {
+	cat := func(chartB string) *artifact.Catalog {
+		return &artifact.Catalog{Variants: []v1alpha1.PackageVariant{
+			{Name: "default", Components: []v1alpha1.PackageComponent{{Name: "web", Chart: "charts/web"}}},
+			{Name: "other", Components: []v1alpha1.PackageComponent{{Name: "web", Chart: chartB}}},
+		}}
+	}
+	if err := checkComponentCharts(cat("charts/web")); err != nil {
+		t.Errorf("same chart in two variants: %v", err)
+	}
+	err := checkComponentCharts(cat("charts/web2"))
+	if !errors.Is(err, artifact.ErrInvalidArtifact) || !strings.Contains(err.Error(), `variants[1].components[0] "web" uses chart "charts/web2"`) {
+		t.Errorf("different charts under one name: %v", err)
+	}
+}
+
+func TestDockerCredential(t *testing.T) {
+	b64 := base64.StdEncoding.EncodeToString([]byte("bob:s3cret"))
+	cfg := []byte(`{"auths": {"reg.example:5000": {"auth": "` + b64 + `"}, "https://other.example": {"username": "al", "password": "pw"}}}`)
+	for host, want := range map[string]auth.Credential{
+		"reg.example:5000": {Username: "bob", Password: "s3cret"},
+		"other.example":    {Username: "al", Password: "pw"},
+	} {
+		got, err := dockerCredential(cfg, host)
+		if err != nil || got != want {
+			t.Errorf("%s: %+v %v, want %+v", host, got, err, want)
+		}
+	}
+	if _, err := dockerCredential(cfg, "missing.example"); err == nil || !strings.Contains(err.Error(), "no entry for missing.example") {
+		t.Errorf("missing host: %v", err)
+	}
+	if _, err := dockerCredential([]byte("{"), "x"); err == nil || !strings.Contains(err.Error(), "spec.oci.pullSecretRef") {
+		t.Errorf("bad JSON: %v", err)
+	}
+}

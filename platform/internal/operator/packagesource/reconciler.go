@@ -1,0 +1,389 @@
+// Package packagesource is the PackageSource reconciler of
+// cozystack-operator (issue 5, part 3). For each PackageSource it:
+//
+//  1. republishes the revision it serves (status.artifact, kept in the
+//     operator's store) so that a restart or a failing registry never
+//     takes a served chart away;
+//  2. resolves spec.oci or spec.layout and, when the digest is new, pulls
+//     the artifact into the store, verifying every digest and size, the
+//     format and every chart archive (cozystack.io/contracts/artifact);
+//  3. checks the catalog's minPlatformVersion and required K3 properties
+//     against this platform before publishing anything;
+//  4. serves the new revision's charts (package artifactserver) and
+//     publishes one ExternalArtifact per component in cozy-system, named
+//     v1alpha1.ComponentArtifactName(source, component) (contract K1),
+//     writing its status as a Flux source controller would;
+//  5. reports status: the served artifact, the catalog metadata, and
+//     Ready/Reconciling/Stalled with one of the reasons of
+//     v1alpha1.PackageSource.
+//
+// Any failure in 2–3 leaves the served revision, its ExternalArtifacts and
+// status.artifact as they were: Ready=False names the failure and the
+// revision still served.
+package packagesource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/opencontainers/go-digest"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/artifact"
+	"cozystack.io/contracts/artifact/safetar"
+	"cozystack.io/platform/internal/operator/artifactserver"
+	"cozystack.io/platform/internal/operator/names"
+	"cozystack.io/platform/internal/operator/requirements"
+	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/operator/store"
+)
+
+// DefaultInterval is how often a tag is resolved again when
+// spec.interval is unset (PackageSourceSpec.Interval).
+const DefaultInterval = 10 * time.Minute
+
+// retryInterval bounds the wait before retrying a failed pull.
+const retryInterval = time.Minute
+
+// Reconciler reconciles PackageSources.
+type Reconciler struct {
+	// Client reads and writes PackageSources and ExternalArtifacts (through
+	// the manager's cache); APIReader reads pull Secrets directly.
+	Client    client.Client
+	APIReader client.Reader
+	Store     *store.Store
+	Server    *artifactserver.Server
+	Platform  requirements.Platform
+	Recorder  events.EventRecorder
+}
+
+// SetupWithManager registers the reconciler: it watches PackageSources
+// (spec changes) and the ExternalArtifacts they own (to restore a status
+// or object someone changed).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("packagesource").
+		For(&v1alpha1.PackageSource{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&sourcev1.ExternalArtifact{}).
+		Complete(r)
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	var ps v1alpha1.PackageSource
+	if err := r.Client.Get(ctx, req.NamespacedName, &ps); err != nil {
+		if apierrors.IsNotFound(err) {
+			// The ExternalArtifacts go with it (owner references); Packages
+			// keep what they installed and report SourceMissing.
+			r.Server.Withdraw(req.Name)
+			return ctrl.Result{}, r.Store.Forget(ctx, req.Name)
+		}
+		return ctrl.Result{}, err
+	}
+	if !ps.DeletionTimestamp.IsZero() {
+		r.Server.Withdraw(ps.Name)
+		return ctrl.Result{}, nil
+	}
+	orig := ps.DeepCopy()
+	interval := DefaultInterval
+	if ps.Spec.Interval != nil && ps.Spec.Interval.Duration > 0 {
+		interval = ps.Spec.Interval.Duration
+	}
+
+	// 1. The served revision, from the store.
+	var served *artifact.Artifact
+	var lost error
+	if ps.Status.Artifact != nil {
+		d, err := digest.Parse(ps.Status.Artifact.Digest)
+		if err == nil {
+			served, err = r.Store.Load(ctx, d)
+		}
+		if err != nil {
+			lost = fmt.Errorf("the served revision %s is no longer in the operator's store (--storage-dir): %w", ps.Status.Artifact.Digest, err)
+			log.Error(lost, "cannot republish the served revision")
+		}
+	}
+
+	// 2–3. A newer revision.
+	fresh, result := r.fetch(ctx, &ps, served)
+	if fresh != nil {
+		if err := r.Store.Serve(ctx, ps.Name, fresh.Manifest); err != nil {
+			return ctrl.Result{}, err
+		}
+		served, lost = fresh, nil
+	}
+
+	// 4. Publish whatever is served.
+	if served != nil {
+		if err := r.publish(ctx, &ps, served); err != nil {
+			result = status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonProgressing,
+				Message: fmt.Sprintf("publishing the charts of %s: %v", served.Revision(), err)}
+			if errors.Is(err, errConflict) {
+				result.Kind, result.Reason = status.KindStalled, v1alpha1.ReasonConflict
+			}
+		}
+	}
+	// A fetch that succeeded cleared lost, so lost only ever adds to a
+	// failure: the served revision cannot be republished either.
+	if lost != nil {
+		result.Message += "; " + lost.Error()
+	}
+
+	// 5. Status.
+	if fresh != nil {
+		ps.Status.Artifact = artifactStatus(fresh, r.display(&ps), metav1.Now())
+	}
+	if served != nil {
+		info := served.Catalog.CatalogInfo
+		ps.Status.Catalog = &info
+		ps.Status.Libraries = served.Catalog.Libraries
+		ps.Status.Variants = served.Catalog.Variants
+	}
+	r.event(&ps, result)
+	status.Apply(&ps.Status.Conditions, ps.Generation, result)
+	ps.Status.ObservedGeneration = ps.Generation
+	if err := r.Client.Status().Patch(ctx, &ps, client.MergeFrom(orig)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("write status: %w", err)
+	}
+
+	switch {
+	case result.Kind == status.KindReady && ps.Spec.OCI != nil && ps.Spec.OCI.Digest != "":
+		return ctrl.Result{}, nil // a digest never moves
+	case result.Kind == status.KindReady:
+		return ctrl.Result{RequeueAfter: interval}, nil
+	default:
+		return ctrl.Result{RequeueAfter: min(interval, retryInterval)}, nil
+	}
+}
+
+// fetch resolves the source and, when it names a revision other than the
+// served one, pulls, verifies and checks it. It returns the new revision
+// (stored pending, not yet served) or nil, and the result to report.
+func (r *Reconciler) fetch(ctx context.Context, ps *v1alpha1.PackageSource, served *artifact.Artifact) (*artifact.Artifact, status.Result) {
+	keep := keeping(served)
+	o, err := open(ctx, r.APIReader, ps.Spec)
+	if err != nil {
+		return nil, status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonPullFailed, Message: err.Error() + keep}
+	}
+	desc, err := o.target.Resolve(ctx, o.reference)
+	if err != nil {
+		return nil, status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonPullFailed,
+			Message: fmt.Sprintf("resolve %s: %v%s", o.display, err, keep)}
+	}
+	if served != nil && desc.Digest == served.Manifest.Digest {
+		return nil, ready(served, o.display)
+	}
+	a, err := r.Store.Pull(ctx, ps.Name, o.target, desc.Digest.String())
+	if err != nil {
+		return nil, pullFailure(o.display, err, keep)
+	}
+	if err := checkComponentCharts(a.Catalog); err != nil {
+		_ = r.Store.Discard(ctx, ps.Name)
+		return nil, status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonInvalidArtifact,
+			Message: fmt.Sprintf("%s (%s): %v%s", o.display, a.Manifest.Digest, err, keep)}
+	}
+	if err := requirements.Check(a.Catalog.CatalogInfo, r.Platform); err != nil {
+		_ = r.Store.Discard(ctx, ps.Name)
+		return nil, status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonRequirementsNotMet,
+			Message: fmt.Sprintf("%s (%s): %v%s", o.display, a.Manifest.Digest, err, keep)}
+	}
+	return a, ready(a, o.display)
+}
+
+func ready(a *artifact.Artifact, display string) status.Result {
+	return status.Result{Kind: status.KindReady, Reason: v1alpha1.ReasonArtifactReady,
+		Message: fmt.Sprintf("serving catalog %s %s (%s) from %s", a.Catalog.Name, a.Catalog.Version, a.Manifest.Digest, display)}
+}
+
+// keeping is the message suffix saying what stays served.
+func keeping(served *artifact.Artifact) string {
+	if served == nil {
+		return "; nothing is served yet"
+	}
+	return fmt.Sprintf("; still serving the last good revision %s", served.Revision())
+}
+
+// pullFailure classifies an error of store.Pull.
+func pullFailure(display string, err error, keep string) status.Result {
+	var (
+		dm    *artifact.DigestMismatchError
+		sm    *artifact.SizeMismatchError
+		entry *safetar.EntryError
+		big   *artifact.TooLargeError
+	)
+	res := status.Result{Kind: status.KindStalled}
+	switch {
+	case errors.As(err, &dm):
+		res.Reason = v1alpha1.ReasonDigestMismatch
+		res.Message = fmt.Sprintf("%s returned other bytes than its digest names (%v): the source is corrupt or tampered with; nothing of it was stored", display, err)
+	case errors.As(err, &sm):
+		res.Reason = v1alpha1.ReasonDigestMismatch
+		res.Message = fmt.Sprintf("%s returned a blob of another size than its descriptor (%v): the source is corrupt or tampered with; nothing of it was stored", display, err)
+	case errors.As(err, &entry):
+		res.Reason = v1alpha1.ReasonUnsafeArchive
+		res.Message = fmt.Sprintf("%s: %v: rebuild the chart archive with cozypkg build; nothing of it was stored", display, err)
+	case errors.As(err, &big), errors.Is(err, artifact.ErrInvalidArtifact):
+		res.Reason = v1alpha1.ReasonInvalidArtifact
+		res.Message = fmt.Sprintf("%s: %v: build the catalog with cozypkg build", display, err)
+	default:
+		res.Kind, res.Reason = status.KindProgressing, v1alpha1.ReasonPullFailed
+		res.Message = fmt.Sprintf("pull %s: %v", display, err)
+	}
+	res.Message += keep
+	return res
+}
+
+// checkComponentCharts enforces what ComponentArtifactName implies: one
+// ExternalArtifact per component name, so a component name that appears in
+// several variants must use the same chart in all of them.
+func checkComponentCharts(c *artifact.Catalog) error {
+	chart := map[string]string{}
+	for i, v := range c.Variants {
+		for j, comp := range v.Components {
+			if prev, ok := chart[comp.Name]; ok && prev != comp.Chart {
+				return fmt.Errorf("%w: variants[%d].components[%d] %q uses chart %q, but another variant's component of that name uses %q: a component name names one chart in all variants (its ExternalArtifact is per name); rename one",
+					artifact.ErrInvalidArtifact, i, j, comp.Name, comp.Chart, prev)
+			}
+			chart[comp.Name] = comp.Chart
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) display(ps *v1alpha1.PackageSource) string {
+	switch {
+	case ps.Spec.OCI != nil && ps.Spec.OCI.Digest != "":
+		return ps.Spec.OCI.Repository + "@" + ps.Spec.OCI.Digest
+	case ps.Spec.OCI != nil:
+		return ps.Spec.OCI.Repository + ":" + ps.Spec.OCI.Tag
+	case ps.Spec.Layout != nil:
+		return ps.Spec.Layout.Path + ":" + ps.Spec.Layout.Tag
+	}
+	return ""
+}
+
+func artifactStatus(a *artifact.Artifact, reference string, now metav1.Time) *v1alpha1.ArtifactStatus {
+	s := &v1alpha1.ArtifactStatus{Reference: reference, Digest: a.Manifest.Digest.String(), Revision: a.Revision(), LastUpdateTime: now}
+	for _, c := range a.Charts {
+		s.Charts = append(s.Charts, v1alpha1.ChartArtifact{
+			Path: c.Path, Name: c.Name, Version: c.Version, Digest: c.Descriptor.Digest.String(), Size: c.Descriptor.Size,
+		})
+	}
+	return s
+}
+
+// errConflict marks an ExternalArtifact of our name that another
+// PackageSource (or someone else) owns.
+var errConflict = errors.New("conflict")
+
+// publish serves a's charts and makes the ExternalArtifacts of ps match:
+// one per component name, pointing at its chart; stale ones deleted.
+func (r *Reconciler) publish(ctx context.Context, ps *v1alpha1.PackageSource, a *artifact.Artifact) error {
+	r.Server.Publish(ps.Name, a.Charts)
+	want := map[string]artifact.Chart{}
+	for _, v := range a.Catalog.Variants {
+		for _, comp := range v.Components {
+			c, _ := a.Chart(comp.Chart) // artifact.Pull guarantees every component's chart
+			want[v1alpha1.ComponentArtifactName(ps.Name, comp.Name)] = c
+		}
+	}
+	var errs []error
+	for name, chart := range want {
+		if err := r.ensureArtifact(ctx, ps, name, chart); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var list sourcev1.ExternalArtifactList
+	if err := r.Client.List(ctx, &list, client.InNamespace(v1alpha1.SystemNamespace),
+		client.MatchingLabels{names.LabelPackageSource: names.LabelValue(ps.Name)}); err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	for i := range list.Items {
+		ea := &list.Items[i]
+		if _, ok := want[ea.Name]; ok || ea.Annotations[names.AnnotationPackageSource] != ps.Name {
+			continue
+		}
+		if err := r.Client.Delete(ctx, ea); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ensureArtifact creates or updates one ExternalArtifact and its status.
+func (r *Reconciler) ensureArtifact(ctx context.Context, ps *v1alpha1.PackageSource, name string, chart artifact.Chart) error {
+	ea := &sourcev1.ExternalArtifact{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: v1alpha1.SystemNamespace}}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(ea), ea)
+	switch {
+	case apierrors.IsNotFound(err):
+		ea.Labels = map[string]string{names.LabelManagedBy: names.ManagedBy, names.LabelPackageSource: names.LabelValue(ps.Name)}
+		ea.Annotations = map[string]string{names.AnnotationPackageSource: ps.Name}
+		ea.Spec.SourceRef = &meta.NamespacedObjectKindReference{
+			APIVersion: v1alpha1.GroupVersion.String(), Kind: "PackageSource", Name: ps.Name,
+		}
+		if err := controllerutil.SetControllerReference(ps, ea, r.Client.Scheme()); err != nil {
+			return err
+		}
+		if err := r.Client.Create(ctx, ea); err != nil {
+			return fmt.Errorf("create ExternalArtifact %s/%s: %w", ea.Namespace, name, err)
+		}
+	case err != nil:
+		return err
+	case ea.Annotations[names.AnnotationPackageSource] != ps.Name:
+		return fmt.Errorf("%w: ExternalArtifact %s/%s exists and belongs to %q, not to this PackageSource: delete it or rename this PackageSource",
+			errConflict, ea.Namespace, name, ea.Annotations[names.AnnotationPackageSource])
+	}
+
+	want := meta.Artifact{
+		Path:     ps.Name + "/" + chart.Descriptor.Digest.String() + "/" + artifactserver.FileName(chart),
+		URL:      r.Server.URL(ps.Name, chart),
+		Revision: chart.Version + "@" + chart.Descriptor.Digest.String(),
+		Digest:   chart.Descriptor.Digest.String(),
+		Size:     &chart.Descriptor.Size,
+	}
+	cur := ea.Status.Artifact
+	if cur != nil && cur.URL == want.URL && cur.Digest == want.Digest && cur.Revision == want.Revision &&
+		apimeta.IsStatusConditionTrue(ea.Status.Conditions, meta.ReadyCondition) {
+		return nil
+	}
+	orig := ea.DeepCopy()
+	want.LastUpdateTime = metav1.Now()
+	ea.Status.Artifact = &want
+	apimeta.SetStatusCondition(&ea.Status.Conditions, metav1.Condition{
+		Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: meta.SucceededReason,
+		Message:            fmt.Sprintf("chart %s %s (%s) of PackageSource %s", chart.Name, chart.Version, chart.Path, ps.Name),
+		ObservedGeneration: ea.Generation,
+	})
+	if err := r.Client.Status().Patch(ctx, ea, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("write ExternalArtifact %s/%s status: %w", ea.Namespace, name, err)
+	}
+	return nil
+}
+
+// event records a Normal event when the source becomes Ready (a new
+// revision) and a Warning when it fails, each only on change.
+func (r *Reconciler) event(ps *v1alpha1.PackageSource, res status.Result) {
+	if r.Recorder == nil || !status.Changed(ps.Status.Conditions, res) {
+		return
+	}
+	typ := corev1.EventTypeWarning
+	if res.Kind == status.KindReady {
+		typ = corev1.EventTypeNormal
+	}
+	r.Recorder.Eventf(ps, nil, typ, res.Reason, "Pull", "%s", res.Message)
+}

@@ -1,0 +1,98 @@
+// Package rbac builds the least-privilege identity one component of a
+// Package installs through (issue 5, "Guards"; BRIEF.md section 5, item 6:
+// publisher charts of the system we follow install as cluster-admin).
+//
+// Each enabled component gets, in its namespace, a ServiceAccount that its
+// HelmRelease names in spec.serviceAccountName (helm-controller impersonates
+// it for every Helm action), and a Role and RoleBinding granting exactly the
+// component's declared rules plus HelmStorageRule. A privileged component of
+// a Package with allowPrivileged also gets a ClusterRole and
+// ClusterRoleBinding with exactly its clusterRules. Nothing else: a chart
+// that renders anything its component did not declare fails to install
+// with Kubernetes' "forbidden" error, which the Package's status shows.
+//
+// One identity per component rather than per Package, so that a privileged
+// component's cluster rights never reach a sibling in the same namespace.
+package rbac
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/operator/names"
+)
+
+// HelmStorageRule is what Helm needs, beyond the chart's own objects, to
+// keep the release in its namespace: its storage driver (helm.sh/helm/v3
+// pkg/storage/driver.Secrets, helm-controller's default) gets, lists by
+// label, creates, updates and deletes Secrets named sh.helm.release.v1.*.
+// Kubernetes cannot narrow list or create by name, so the rule covers all
+// Secrets of the component's namespace; catalogs should give components
+// namespaces of their own.
+func HelmStorageRule() rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{
+		APIGroups: []string{""},
+		Resources: []string{"secrets"},
+		Verbs:     []string{"get", "list", "watch", "create", "update", "patch", "delete"},
+	}
+}
+
+// Identity is the objects that make up one component's identity. The
+// cluster-scoped pair is nil unless the component is privileged and
+// declares clusterRules.
+type Identity struct {
+	ServiceAccount     *corev1.ServiceAccount
+	Role               *rbacv1.Role
+	RoleBinding        *rbacv1.RoleBinding
+	ClusterRole        *rbacv1.ClusterRole
+	ClusterRoleBinding *rbacv1.ClusterRoleBinding
+}
+
+// For returns the identity of component comp of Package pkg, to be created
+// in comp.Namespace. The namespaced objects are named
+// names.HelmRelease(pkg, comp.Name), the cluster-scoped ones
+// names.ClusterRBAC(pkg, comp.Name); every object carries meta's labels and
+// annotations (the owner marks the guard checks). Whether a privileged
+// component may be installed at all is the caller's decision
+// (PackageSpec.AllowPrivileged); For only reflects what is declared.
+func For(pkg string, comp v1alpha1.PackageComponent, meta metav1.ObjectMeta) Identity {
+	name := names.HelmRelease(pkg, comp.Name)
+	nsMeta := func() metav1.ObjectMeta {
+		m := *meta.DeepCopy()
+		m.Name, m.Namespace = name, comp.Namespace
+		return m
+	}
+	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: comp.Namespace}
+	rules := append([]rbacv1.PolicyRule{HelmStorageRule()}, deepCopyRules(comp.Rules)...)
+	id := Identity{
+		ServiceAccount: &corev1.ServiceAccount{ObjectMeta: nsMeta()},
+		Role:           &rbacv1.Role{ObjectMeta: nsMeta(), Rules: rules},
+		RoleBinding: &rbacv1.RoleBinding{
+			ObjectMeta: nsMeta(),
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects:   []rbacv1.Subject{subject},
+		},
+	}
+	if comp.Privileged && len(comp.ClusterRules) > 0 {
+		clusterName := names.ClusterRBAC(pkg, comp.Name)
+		cm := *meta.DeepCopy()
+		cm.Name, cm.Namespace = clusterName, ""
+		id.ClusterRole = &rbacv1.ClusterRole{ObjectMeta: cm, Rules: deepCopyRules(comp.ClusterRules)}
+		id.ClusterRoleBinding = &rbacv1.ClusterRoleBinding{
+			ObjectMeta: *cm.DeepCopy(),
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterName},
+			Subjects:   []rbacv1.Subject{subject},
+		}
+	}
+	return id
+}
+
+func deepCopyRules(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+	out := make([]rbacv1.PolicyRule, len(rules))
+	for i := range rules {
+		rules[i].DeepCopyInto(&out[i])
+	}
+	return out
+}

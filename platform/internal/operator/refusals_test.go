@@ -1,0 +1,351 @@
+package operator_test
+
+// Each refusal of issue 5's acceptance list: a clear condition and nothing
+// half created.
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/content/oci"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/artifact"
+	"cozystack.io/contracts/artifact/build"
+	"cozystack.io/platform/internal/operator/names"
+)
+
+// layoutSource returns a PackageSource reading tag from the layout dir.
+func layoutSource(name, dir, tag string) *v1alpha1.PackageSource {
+	return &v1alpha1.PackageSource{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.PackageSourceSpec{Layout: &v1alpha1.LayoutSource{Path: dir, Tag: tag}}}
+}
+
+// expectNothingPublished fails if source has ExternalArtifacts or a served
+// artifact.
+func expectNothingPublished(t *testing.T, ps *v1alpha1.PackageSource) {
+	t.Helper()
+	if eas := artifactsOf(t, ps.Name); len(eas) > 0 {
+		t.Errorf("PackageSource %s was refused but published %d ExternalArtifacts", ps.Name, len(eas))
+	}
+	if ps.Status.Artifact != nil {
+		t.Errorf("PackageSource %s was refused but reports artifact %+v", ps.Name, ps.Status.Artifact)
+	}
+}
+
+func TestDigestMismatchInLayout(t *testing.T) {
+	start(t)
+	dir := t.TempDir()
+	store, err := oci.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := build.Build(ctxT(t), simpleCatalog(t, "tampered", "1.0.0", "e2e-tampered", "x"), store, build.Options{Tag: "1.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Flip the chart's bytes on disk, keeping its size.
+	blob := filepath.Join(dir, "blobs", "sha256", res.Charts[0].Descriptor.Digest.Encoded())
+	data, err := os.ReadFile(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range data {
+		data[i] ^= 0x55
+	}
+	if err := os.WriteFile(blob, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	create(t, layoutSource("tampered", dir, "1.0.0"))
+	ps := waitSource(t, "tampered", "DigestMismatch", sourceReady(False, v1alpha1.ReasonDigestMismatch))
+	mustContain(t, "message", ready(ps.Status.Conditions).Message,
+		"chart charts/web", "expected "+res.Charts[0].Descriptor.Digest.String(), "got sha256:", "nothing is served yet")
+	expectNothingPublished(t, ps)
+}
+
+func TestUnsafeArchive(t *testing.T) {
+	start(t)
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	store, err := oci.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A chart archive with a "../" entry, in an otherwise valid artifact
+	// (the build refuses to make one, so it is assembled by hand).
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, f := range []struct{ name, body string }{
+		{"evil/Chart.yaml", "apiVersion: v2\nname: evil\nversion: 0.1.0\n"},
+		{"evil/../../escape.txt", "outside\n"},
+	} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(f.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	layer := content.NewDescriptorFromBytes(artifact.ChartMediaType, buf.Bytes())
+	layer.Annotations = map[string]string{artifact.AnnotationTitle: "charts/evil", artifact.AnnotationChartName: "evil", artifact.AnnotationChartVersion: "0.1.0"}
+	cat := artifact.Catalog{APIVersion: artifact.CatalogAPIVersion, Kind: artifact.CatalogKind,
+		CatalogInfo: v1alpha1.CatalogInfo{Name: "evil", Version: "1.0.0", MinPlatformVersion: "0.1.0"},
+		Variants: []v1alpha1.PackageVariant{{Name: "default", Components: []v1alpha1.PackageComponent{
+			{Name: "evil", Chart: "charts/evil", Namespace: "e2e-evil"}}}}}
+	cfgData, err := json.Marshal(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := content.NewDescriptorFromBytes(artifact.ConfigMediaType, cfgData)
+	for _, b := range []struct {
+		d    ocispec.Descriptor
+		data []byte
+	}{{layer, buf.Bytes()}, {cfg, cfgData}} {
+		if err := store.Push(ctx, b.d, bytes.NewReader(b.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := oras.PackManifest(ctx, store, oras.PackManifestVersion1_1, artifact.ArtifactType,
+		oras.PackManifestOptions{ConfigDescriptor: &cfg, Layers: []ocispec.Descriptor{layer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Tag(ctx, m, "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+
+	create(t, layoutSource("evil", dir, "1.0.0"))
+	ps := waitSource(t, "evil", "UnsafeArchive", sourceReady(False, v1alpha1.ReasonUnsafeArchive))
+	mustContain(t, "message", ready(ps.Status.Conditions).Message, "evil/../../escape.txt", "path traversal", "charts/evil")
+	expectNothingPublished(t, ps)
+	if _, err := os.Stat(filepath.Join(storeDir, "blobs", "sha256", m.Digest.Encoded())); !os.IsNotExist(err) {
+		t.Errorf("the unsafe artifact was stored (stat: %v)", err)
+	}
+}
+
+// TestRequirementsNotMet: an unmet platform version and an unmet property
+// are refused before anything is published; a Package of such a source
+// waits and installs nothing.
+func TestRequirementsNotMet(t *testing.T) {
+	start(t)
+	for _, tc := range []struct {
+		name, requirements string
+		want               []string
+	}{
+		{"req-version", "minPlatformVersion: 99.0.0", []string{"needs platform version 99.0.0 or newer, this platform is 0.1.0"}},
+		{"req-property", "minPlatformVersion: 0.1.0\nrequiredProperties: [gpu.nvidia]", []string{"needs the K3 properties gpu.nvidia", "it advertises: network.stableVMAddress"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeCatalog(t, fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
+kind: Catalog
+name: %s
+version: 1.0.0
+%s
+variants:
+  - name: default
+    components:
+      - name: web
+        chart: charts/web
+        namespace: e2e-%s`+configMapRule+`
+`, tc.name, tc.requirements, tc.name), chart{dir: "charts/web", values: "greeting: x\n"})
+			push(t, dir, "e2e/"+tc.name, "1.0.0")
+			create(t, ociSource(tc.name, "e2e/"+tc.name, "1.0.0"))
+			create(t, newPackage(tc.name, tc.name, "", false))
+			ps := waitSource(t, tc.name, "RequirementsNotMet", sourceReady(False, v1alpha1.ReasonRequirementsNotMet))
+			mustContain(t, "message", ready(ps.Status.Conditions).Message, append(tc.want, "catalog "+tc.name+" 1.0.0")...)
+			expectNothingPublished(t, ps)
+			waitPackage(t, tc.name, "SourceNotReady", packageReady(False, v1alpha1.ReasonSourceNotReady))
+			expectNothingInstalled(t, tc.name)
+		})
+	}
+}
+
+func TestMissingVariant(t *testing.T) {
+	start(t)
+	push(t, simpleCatalog(t, "variants", "1.0.0", "e2e-variants", "x"), "e2e/variants", "1.0.0")
+	create(t, ociSource("variants", "e2e/variants", "1.0.0"))
+	create(t, newPackage("variants", "variants", "large", false))
+	p := waitPackage(t, "variants", "VariantMissing", packageReady(False, v1alpha1.ReasonVariantMissing))
+	mustContain(t, "message", ready(p.Status.Conditions).Message, `spec.variant "large"`, "available: default")
+	expectNothingInstalled(t, "variants")
+}
+
+// TestDependencyCycle: catalogs that depend on each other; their Packages
+// report the cycle and install nothing.
+func TestDependencyCycle(t *testing.T) {
+	start(t)
+	for _, pair := range [][2]string{{"cyc-a", "cyc-b"}, {"cyc-b", "cyc-a"}} {
+		dir := writeCatalog(t, fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
+kind: Catalog
+name: %s
+version: 1.0.0
+minPlatformVersion: 0.1.0
+variants:
+  - name: default
+    dependsOn: [%s]
+    components:
+      - name: web
+        chart: charts/web
+        namespace: e2e-%s`+configMapRule+`
+`, pair[0], pair[1], pair[0]), chart{dir: "charts/web", values: "greeting: x\n"})
+		push(t, dir, "e2e/"+pair[0], "1.0.0")
+		create(t, ociSource(pair[0], "e2e/"+pair[0], "1.0.0"))
+		waitSource(t, pair[0], "Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
+	}
+	create(t, newPackage("cyc-a", "cyc-a", "", false))
+	create(t, newPackage("cyc-b", "cyc-b", "", false))
+	for _, name := range []string{"cyc-a", "cyc-b"} {
+		p := waitPackage(t, name, "DependencyCycle", packageReady(False, v1alpha1.ReasonDependencyCycle))
+		mustContain(t, "message", ready(p.Status.Conditions).Message, "cyc-a/web", "cyc-b/web", " → ")
+		expectNothingInstalled(t, name)
+	}
+}
+
+func TestPrivilegeNotAllowed(t *testing.T) {
+	start(t)
+	push(t, "testdata/catalog", "e2e/priv", "0.1.0")
+	create(t, ociSource("priv", "e2e/priv", "0.1.0"))
+	create(t, newPackage("priv", "priv", "default", false))
+	p := waitPackage(t, "priv", "PrivilegeNotAllowed", packageReady(False, v1alpha1.ReasonPrivilegeNotAllowed))
+	mustContain(t, "message", ready(p.Status.Conditions).Message, "echo-operator", "spec.allowPrivileged: true")
+	expectNothingInstalled(t, "priv")
+}
+
+// TestConflictWithForeignHelmRelease: a HelmRelease with the name the
+// Package needs, owned by another Package, is never overwritten.
+func TestConflictWithForeignHelmRelease(t *testing.T) {
+	start(t)
+	c := k(t)
+	push(t, simpleCatalog(t, "guarded", "1.0.0", "e2e-guarded", "x"), "e2e/guarded", "1.0.0")
+	create(t, ociSource("guarded", "e2e/guarded", "1.0.0"))
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-guarded"}})
+	foreign := &helmv2.HelmRelease{
+		ObjectMeta: metav1.ObjectMeta{Name: names.HelmRelease("guarded", "web"), Namespace: "e2e-guarded",
+			Annotations: map[string]string{names.AnnotationPackage: "someone-else"}},
+		Spec: helmv2.HelmReleaseSpec{Suspend: true, Interval: metav1.Duration{Duration: time.Hour},
+			ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.ExternalArtifactKind, Name: "not-ours"}},
+	}
+	create(t, foreign)
+	create(t, newPackage("guarded", "guarded", "", false))
+	p := waitPackage(t, "guarded", "Conflict", packageReady(False, v1alpha1.ReasonConflict))
+	mustContain(t, "message", ready(p.Status.Conditions).Message,
+		"HelmRelease e2e-guarded/"+foreign.Name, `belongs to Package "someone-else"`, "never overwritten")
+	expectNothingInstalled(t, "guarded")
+	var hr helmv2.HelmRelease
+	if err := c.Get(ctxT(t), client.ObjectKeyFromObject(foreign), &hr); err != nil || hr.Spec.ChartRef.Name != "not-ours" ||
+		hr.Annotations[names.AnnotationPackage] != "someone-else" || len(hr.OwnerReferences) != 0 {
+		t.Errorf("the foreign HelmRelease was touched: %+v %v", hr.ObjectMeta, err)
+	}
+}
+
+// TestTwoPackagesRenderTheSameObject: the second Package whose chart
+// renders an object the first owns fails with Conflict naming the first,
+// and uninstalling it never deletes the first's object.
+func TestTwoPackagesRenderTheSameObject(t *testing.T) {
+	start(t)
+	c := k(t)
+	const shared = "e2e-shared-object"
+	dir := writeCatalog(t, `apiVersion: cozystack.io/v1alpha1
+kind: Catalog
+name: shared
+version: 1.0.0
+minPlatformVersion: 0.1.0
+variants:
+  - name: default
+    components:
+      - name: ns
+        chart: charts/ns
+        namespace: e2e-shared
+        privileged: true
+        clusterRules:
+          - apiGroups: [""]
+            resources: [namespaces]
+            verbs: [get, list, watch, create, update, patch, delete]`+configMapRule+`
+`, chart{dir: "charts/ns", templates: map[string]string{"ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + shared + "\n"}})
+	push(t, dir, "e2e/shared", "1.0.0")
+	create(t, ociSource("shared", "e2e/shared", "1.0.0"))
+	create(t, newPackage("shared-one", "shared", "", true))
+	waitPackage(t, "shared-one", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
+
+	second := newPackage("shared-two", "shared", "", true)
+	create(t, second)
+	p := waitPackage(t, "shared-two", "Conflict", packageReady(False, v1alpha1.ReasonConflict))
+	mustContain(t, "message", ready(p.Status.Conditions).Message,
+		`Helm release "`+names.HelmRelease("shared-one", "ns")+`" of Package "shared-one" owns`, "Namespace")
+
+	if err := c.Delete(ctxT(t), second); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, second)
+	var ns corev1.Namespace
+	if err := c.Get(ctxT(t), client.ObjectKey{Name: shared}, &ns); err != nil || !ns.DeletionTimestamp.IsZero() {
+		t.Fatalf("uninstalling the second Package deleted the first's Namespace: %v %v", err, ns.DeletionTimestamp)
+	}
+	if got := ns.Annotations["meta.helm.sh/release-name"]; got != names.HelmRelease("shared-one", "ns") {
+		t.Errorf("Namespace %s is owned by release %q now, want the first Package's", shared, got)
+	}
+}
+
+// TestNoOptInCannotCreateClusterRoleBinding: a component that is not
+// privileged cannot create cluster-wide objects through its chart; the
+// install fails with Kubernetes' forbidden error, shown in the Package.
+func TestNoOptInCannotCreateClusterRoleBinding(t *testing.T) {
+	start(t)
+	dir := writeCatalog(t, `apiVersion: cozystack.io/v1alpha1
+kind: Catalog
+name: sneaky
+version: 1.0.0
+minPlatformVersion: 0.1.0
+variants:
+  - name: default
+    components:
+      - name: web
+        chart: charts/web
+        namespace: e2e-sneaky`+configMapRule+`
+`, chart{dir: "charts/web", templates: map[string]string{"crb.yaml": `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: e2e-sneaky-admin
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: cluster-admin
+subjects:
+  - kind: ServiceAccount
+    name: default
+    namespace: e2e-sneaky
+`}})
+	push(t, dir, "e2e/sneaky", "1.0.0")
+	create(t, ociSource("sneaky", "e2e/sneaky", "1.0.0"))
+	create(t, newPackage("sneaky", "sneaky", "", false))
+	p := waitPackage(t, "sneaky", "InstallFailed", packageReady(False, v1alpha1.ReasonInstallFailed))
+	mustContain(t, "message", ready(p.Status.Conditions).Message, "component web", "forbidden", "clusterrolebindings")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := env.Clientset.RbacV1().ClusterRoleBindings().Get(ctx, "e2e-sneaky-admin", metav1.GetOptions{}); err == nil {
+		t.Error("the ClusterRoleBinding was created")
+	}
+}

@@ -1,0 +1,61 @@
+package status
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+)
+
+func TestApplyFollowsKstatus(t *testing.T) {
+	var conds []metav1.Condition
+	check := func(step string, ready metav1.ConditionStatus, reconciling, stalled bool) {
+		t.Helper()
+		r := meta.FindStatusCondition(conds, v1alpha1.ConditionReady)
+		if r == nil || r.Status != ready || r.ObservedGeneration != 3 {
+			t.Errorf("%s: Ready = %+v, want %s at generation 3", step, r, ready)
+		}
+		if got := meta.IsStatusConditionTrue(conds, v1alpha1.ConditionReconciling); got != reconciling {
+			t.Errorf("%s: Reconciling=%v, want %v", step, got, reconciling)
+		}
+		if got := meta.IsStatusConditionTrue(conds, v1alpha1.ConditionStalled); got != stalled {
+			t.Errorf("%s: Stalled=%v, want %v", step, got, stalled)
+		}
+		if len(conds) != 1+btoi(reconciling)+btoi(stalled) {
+			t.Errorf("%s: %d conditions, want only the true ones besides Ready: %+v", step, len(conds), conds)
+		}
+	}
+	Apply(&conds, 3, Result{KindProgressing, v1alpha1.ReasonProgressing, "pulling"})
+	check("progressing", metav1.ConditionFalse, true, false)
+	Apply(&conds, 3, Result{KindStalled, v1alpha1.ReasonDigestMismatch, "digest mismatch"})
+	check("stalled", metav1.ConditionFalse, false, true)
+	if c := meta.FindStatusCondition(conds, v1alpha1.ConditionStalled); c.Reason != v1alpha1.ReasonDigestMismatch {
+		t.Errorf("Stalled reason %q", c.Reason)
+	}
+	Apply(&conds, 3, Result{KindReady, v1alpha1.ReasonArtifactReady, "serving"})
+	check("ready", metav1.ConditionTrue, false, false)
+}
+
+func TestChanged(t *testing.T) {
+	var conds []metav1.Condition
+	r := Result{KindReady, "A", "m"}
+	if !Changed(conds, r) {
+		t.Error("no condition yet: want changed")
+	}
+	Apply(&conds, 1, r)
+	if Changed(conds, r) {
+		t.Error("same result: want unchanged")
+	}
+	if !Changed(conds, Result{KindReady, "A", "other"}) || !Changed(conds, Result{KindStalled, "A", "m"}) {
+		t.Error("different message or status: want changed")
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
