@@ -1,0 +1,274 @@
+package applicationdefinitions_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/artifact/build"
+	"cozystack.io/platform/applicationdefinitions"
+	"cozystack.io/platform/internal/apiserver/apiservertest"
+	"cozystack.io/platform/internal/controller/runner"
+	"cozystack.io/sdk/localcp"
+	"cozystack.io/sdk/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m, testenv.Options{HelmController: true}, &env))
+}
+
+var tenants = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "tenants"}
+
+func chartDir(t *testing.T, name string) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "charts", name)
+}
+
+// The AD's schema is the chart's values schema without the platform's keys.
+func TestTenantSchemaMatchesChart(t *testing.T) {
+	objs, err := applicationdefinitions.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ad *v1alpha1.ApplicationDefinition
+	for _, o := range objs {
+		if o.GetKind() == "ApplicationDefinition" && o.GetName() == "tenant" {
+			ad = &v1alpha1.ApplicationDefinition{}
+			data, _ := json.Marshal(o.Object)
+			if err := json.Unmarshal(data, ad); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if ad == nil {
+		t.Fatal("no ApplicationDefinition tenant")
+	}
+	var fromAD, fromChart map[string]any
+	if err := json.Unmarshal([]byte(ad.Spec.Application.OpenAPISchema), &fromAD); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(chartDir(t, "tenant"), "values.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &fromChart); err != nil {
+		t.Fatal(err)
+	}
+	delete(fromChart, "$schema")
+	props := fromChart["properties"].(map[string]any)
+	delete(props, "_cluster")
+	delete(props, "_namespace")
+	if diff := cmp.Diff(fromChart, fromAD); diff != "" {
+		t.Errorf("AD openAPISchema differs from the chart's values schema (-chart +AD):\n%s", diff)
+	}
+}
+
+// TestTenants runs the whole tenant story on the local control plane with
+// the real helm-controller: cozystack-api serves the Tenant kind from its
+// AD, helm-controller installs the tenant chart (served here as the
+// ExternalArtifact the platform catalog would publish), and
+// cozystack-controller projects the values into each new namespace.
+func TestTenants(t *testing.T) {
+	testenv.Need(t, env)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	backend := apiservertest.Start(t, env)
+	scheme := runner.Scheme()
+	if err := sourcev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startController(t)
+
+	eventually(t, ctx, "ClusterValues created", func() error {
+		cv := &v1alpha1.ClusterValues{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ClusterValuesName}, Spec: v1alpha1.ClusterValuesSpec{
+			RootHost: "example.org", APIServerEndpoint: "https://api.example.org:6443",
+		}}
+		err := c.Create(ctx, cv)
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	})
+	root := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-root", Labels: map[string]string{
+		v1alpha1.LabelTenant: "root", v1alpha1.LabelHost: "example.org", v1alpha1.LabelMonitoring: "tenant-root",
+	}}}
+	if err := c.Create(ctx, root); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	publishTenantChart(t, ctx, c)
+	for _, o := range mustObjects(t) {
+		if err := c.Patch(ctx, o, client.Apply, client.FieldOwner("test"), client.ForceOwnership); err != nil {
+			t.Fatalf("apply %s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+	}
+	dyn := dynamic.NewForConfigOrDie(env.Config)
+	eventually(t, ctx, "the Tenant kind served", func() error {
+		_, err := dyn.Resource(tenants).Namespace("tenant-root").List(ctx, metav1.ListOptions{})
+		return err
+	})
+	_ = backend
+
+	create := func(ns, name string, spec map[string]any) error {
+		_, err := dyn.Resource(tenants).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Tenant",
+			"metadata": map[string]any{"name": name}, "spec": spec,
+		}}, metav1.CreateOptions{})
+		return err
+	}
+	if err := create("tenant-root", "alpha", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"host": "alpha.example.org", "monitoring": "tenant-root"}
+	waitProjected(t, ctx, c, "tenant-alpha", "alpha", want)
+
+	// A tenant of a tenant: its namespace is <parent namespace>-<name>, its
+	// host derives from the parent's, its own ingress is its namespace and
+	// the rest is inherited.
+	if err := create("tenant-alpha", "beta", map[string]any{"ingress": true, "schedulingClass": "gold"}); err != nil {
+		t.Fatal(err)
+	}
+	waitProjected(t, ctx, c, "tenant-alpha-beta", "beta", map[string]any{
+		"host": "beta.alpha.example.org", "monitoring": "tenant-root", "ingress": "tenant-alpha-beta", "schedulingClass": "gold",
+	})
+	if err := create("tenant-alpha", "gamma", map[string]any{"host": "gamma.example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	waitProjected(t, ctx, c, "tenant-alpha-gamma", "gamma", map[string]any{"host": "gamma.example.com", "monitoring": "tenant-root"})
+
+	// Names: in tenant-alpha-beta (17 characters) a name may have at most
+	// 63-18 = 45 characters; 46 passes the Helm release-name limit of the
+	// kind (53 - len("tenant-")) but not the namespace's.
+	long := strings.Repeat("n", 46)
+	err = create("tenant-alpha-beta", long, map[string]any{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "at most 45 characters") {
+		t.Errorf("tenant whose namespace exceeds 63 characters: err = %v, want 422 saying at most 45 characters", err)
+	}
+	if err := create("tenant-alpha-beta", strings.Repeat("n", 45), map[string]any{}); err != nil {
+		t.Errorf("45 characters fit: %v", err)
+	}
+}
+
+func mustObjects(t *testing.T) []*unstructured.Unstructured {
+	objs, err := applicationdefinitions.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// publishTenantChart serves the packaged tenant chart and publishes it as
+// the ExternalArtifact the Tenant AD names, writing its status as the
+// operator would (no operator runs in this test).
+func publishTenantChart(t *testing.T, ctx context.Context, c client.Client) {
+	_, data, err := build.PackageDir(chartDir(t, "tenant"), time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := localcp.NewArtifactServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	art := srv.Publish("platform/tenant-0.1.0.tgz", "0.1.0", data)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.SystemNamespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	ea := &sourcev1.ExternalArtifact{ObjectMeta: metav1.ObjectMeta{
+		Name: v1alpha1.ComponentArtifactName("platform", "tenant"), Namespace: v1alpha1.SystemNamespace}}
+	if err := c.Create(ctx, ea); err != nil {
+		t.Fatal(err)
+	}
+	ea.Status.Artifact = &art
+	apimeta.SetStatusCondition(&ea.Status.Conditions, metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionTrue,
+		Reason: meta.SucceededReason, Message: "published by the test", ObservedGeneration: ea.Generation})
+	if err := c.Status().Update(ctx, ea); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitProjected waits for the tenant namespace ns, labelled as tenant name,
+// and for its cozystack-values ConfigMap holding _namespace = want.
+func waitProjected(t *testing.T, ctx context.Context, c client.Client, ns, name string, want map[string]any) {
+	t.Helper()
+	eventually(t, ctx, "namespace "+ns+" with its values", func() error {
+		n := &corev1.Namespace{}
+		if err := c.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
+			return err
+		}
+		if n.Labels[v1alpha1.LabelTenant] != name {
+			return fmt.Errorf("label %s = %q", v1alpha1.LabelTenant, n.Labels[v1alpha1.LabelTenant])
+		}
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: v1alpha1.ValuesName}, cm); err != nil {
+			return err
+		}
+		var values map[string]any
+		if err := yaml.Unmarshal([]byte(cm.Data[v1alpha1.ValuesKey]), &values); err != nil {
+			return err
+		}
+		if diff := cmp.Diff(want, values[v1alpha1.NamespaceObject]); diff != "" {
+			return fmt.Errorf("_namespace (-want +got):\n%s", diff)
+		}
+		return nil
+	})
+}
+
+func startController(t *testing.T) {
+	o := runner.NewOptions()
+	o.LeaderElect = false
+	o.InstallCRDs = true
+	o.MetricsBindAddress = "0"
+	o.HealthProbeBindAddress = "0"
+	o.SkipNameValidation = true
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := runner.NewManager(ctx, env.Config, o)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+func eventually(t *testing.T, ctx context.Context, what string, f func() error) {
+	t.Helper()
+	var last error
+	for {
+		if last = f(); last == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: %v", what, last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
