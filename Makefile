@@ -13,6 +13,11 @@ CACHE   ?= $(or $(COZYSTACK_CACHE_DIR),$(CURDIR)/.cache)
 UP_FLAGS ?=
 STATE    := $(CACHE)/local
 API_PORT ?= 17443
+CONTROLLER_METRICS_PORT ?= 17080
+CONTROLLER_HEALTH_PORT  ?= 17081
+OPERATOR_ARTIFACT_PORT  ?= 17090
+OPERATOR_METRICS_PORT   ?= 17180
+OPERATOR_HEALTH_PORT    ?= 17181
 LOCAL   := $(CACHE)/bin/cozystack-local
 GOTEST_TIMEOUT ?= 45m
 
@@ -31,10 +36,13 @@ cli:
 build: cli
 	@$(LOCAL) build
 
-# cozystack-api, the application API server.
+# The platform's binaries: cozystack-api (the application API server),
+# cozystack-controller (K2 projection) and cozystack-operator (catalogs).
 api:
 	@mkdir -p $(CACHE)/bin
 	@go build -o $(CACHE)/bin/cozystack-api ./platform/cmd/cozystack-api
+	@go build -o $(CACHE)/bin/cozystack-controller ./platform/cmd/cozystack-controller
+	@go build -o $(CACHE)/bin/cozystack-operator ./platform/cmd/cozystack-operator
 
 ## demo: the main job end to end on the local control plane
 demo: build api
@@ -48,7 +56,16 @@ demo: build api
 		--tls-cert-file $(STATE)/cozystack-api.crt --tls-private-key-file $(STATE)/cozystack-api.key \
 		--install-crds --apiservice v1alpha1.apps.cozystack.io \
 		--register-local cozy-system/cozystack-api --register-ca-file $(STATE)/pki/ca.crt
+	@$(LOCAL) run cozystack-controller --health http://127.0.0.1:$(CONTROLLER_HEALTH_PORT)/readyz --health-mode http -- $(CACHE)/bin/cozystack-controller \
+		--kubeconfig $(STATE)/kubeconfig --install-crds \
+		--metrics-bind-address 127.0.0.1:$(CONTROLLER_METRICS_PORT) --health-probe-bind-address 127.0.0.1:$(CONTROLLER_HEALTH_PORT)
+	@# No pods run here: releases install without waiting for workloads.
+	@$(LOCAL) run cozystack-operator --health http://127.0.0.1:$(OPERATOR_HEALTH_PORT)/readyz --health-mode http -- $(CACHE)/bin/cozystack-operator \
+		--kubeconfig $(STATE)/kubeconfig --install-crds --disable-wait --properties network.stableVMAddress \
+		--storage-dir $(STATE)/operator --artifact-bind-address 127.0.0.1:$(OPERATOR_ARTIFACT_PORT) \
+		--metrics-bind-address 127.0.0.1:$(OPERATOR_METRICS_PORT) --health-probe-bind-address 127.0.0.1:$(OPERATOR_HEALTH_PORT)
 	@$(LOCAL) smoke
+	@$(LOCAL) main-job
 	@$(LOCAL) status
 	@echo
 	@echo "The control plane keeps running; use it with:  eval \"\$$($(LOCAL) env)\"   stop it with:  make down"
@@ -116,7 +133,9 @@ cozy-lib:
 vendor-cozy-lib: cozy-lib
 	@go run ./tools/cmd/cozypkg vendor-lib $(COZY_LIB_TGZ) catalogs
 
-## crds: copy the operator CRDs of catalogs/services from the sources pinned in
-## catalogs/services/crds.yaml: Go modules, and with MIRROR=DIR a mirror directory
+## crds: write the operator CRDs of each catalog from the sources pinned in its
+## crds.yaml: Go modules (files, or controller-gen over their API types), and
+## with MIRROR=DIR a mirror directory
 crds:
 	@cd catalogs/services && go run ./cmd/sync-crds $(if $(MIRROR),--mirror $(abspath $(MIRROR)))
+	@cd catalogs/virtualization && go run ./cmd/sync-crds $(if $(MIRROR),--mirror $(abspath $(MIRROR)))

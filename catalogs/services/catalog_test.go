@@ -18,11 +18,11 @@ import (
 	"oras.land/oras-go/v2/content/oci"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"cozystack.io/catalogs/services/internal/charttest"
-	"cozystack.io/catalogs/services/internal/crdsync"
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
 	"cozystack.io/contracts/artifact/build"
+	"cozystack.io/sdk/charttest"
+	"cozystack.io/sdk/crdsync"
 	"cozystack.io/sdk/testenv"
 )
 
@@ -82,14 +82,47 @@ func loadADs(t *testing.T) map[string]*v1alpha1.ApplicationDefinition {
 	return ads
 }
 
-func TestApplicationDefinitions(t *testing.T) {
+// The application charts are catalog.yaml applications, published for the
+// ADs and never installed by a Package: no variant lists them as
+// components, and every application has an AD.
+func TestApplicationsAreNotComponents(t *testing.T) {
 	cat, err := artifact.LoadCatalog(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	variant, ok := cat.Variant("default")
-	if !ok {
-		t.Fatal("catalog.yaml has no default variant")
+	ads := loadADs(t)
+	for _, app := range cat.Applications {
+		for _, v := range cat.Variants {
+			for _, comp := range v.Components {
+				if comp.Chart == app.Chart {
+					t.Errorf("variant %s: component %s installs the application chart %s; a Package must never install it", v.Name, comp.Name, app.Chart)
+				}
+			}
+		}
+		ad, ok := ads[app.Name]
+		if !ok {
+			t.Errorf("application %s has no applicationdefinitions/%s.yaml", app.Name, app.Name)
+			continue
+		}
+		if app.Kind != ad.Spec.Application.Kind {
+			t.Errorf("application %s: kind %q, its AD serves %q", app.Name, app.Kind, ad.Spec.Application.Kind)
+		}
+	}
+	var apps []string
+	for _, app := range cat.Applications {
+		apps = append(apps, app.Name)
+	}
+	slices.Sort(apps)
+	want := []string{"clickhouse", "kafka", "mariadb", "mongodb", "nats", "postgres", "rabbitmq", "redis"}
+	if !slices.Equal(apps, want) {
+		t.Errorf("applications %v, want %v", apps, want)
+	}
+}
+
+func TestApplicationDefinitions(t *testing.T) {
+	cat, err := artifact.LoadCatalog(".")
+	if err != nil {
+		t.Fatal(err)
 	}
 	ads := loadADs(t)
 	var kinds []string
@@ -107,9 +140,14 @@ func TestApplicationDefinitions(t *testing.T) {
 				t.Errorf("release: chartRef %v source %q component %q, want no chartRef, source %s, component %s",
 					spec.Release.ChartRef, spec.Release.Source, spec.Release.Component, cat.Name, name)
 			}
-			i := slices.IndexFunc(variant.Components, func(c v1alpha1.PackageComponent) bool { return c.Name == name })
-			if i < 0 || variant.Components[i].Chart != "charts/"+name {
-				t.Fatalf("catalog.yaml has no component %s with chart charts/%s", name, name)
+			// release.source+component resolve to the ExternalArtifact the
+			// operator publishes for an application of this catalog.
+			app, ok := cat.Application(spec.Release.Component)
+			if !ok {
+				t.Fatalf("release.component %q is not an application in catalog.yaml (applications[].name); the operator publishes no chart for it", spec.Release.Component)
+			}
+			if app.Chart != "charts/"+name || app.Kind != spec.Application.Kind {
+				t.Errorf("catalog.yaml application %s: chart %q kind %q, want charts/%s and the AD's kind %s", app.Name, app.Chart, app.Kind, name, spec.Application.Kind)
 			}
 			d := spec.Dashboard
 			if d == nil || d.Category == "" || d.Singular == "" || d.Plural == "" || d.Description == "" || d.Icon == "" || len(d.KeysOrder) == 0 {

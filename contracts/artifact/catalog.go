@@ -40,6 +40,21 @@ type Catalog struct {
 	Libraries []v1alpha1.PackageLibrary `json:"libraries,omitempty"`
 	// Variants are the ways to install the catalog; at least one.
 	Variants []v1alpha1.PackageVariant `json:"variants"`
+	// Applications are the catalog's application charts: published (one
+	// ExternalArtifact each, like a component's chart) for its
+	// ApplicationDefinitions, which install them per tenant; never
+	// installed by a Package.
+	Applications []v1alpha1.PackageApplication `json:"applications,omitempty"`
+}
+
+// Application returns the application named name.
+func (c *Catalog) Application(name string) (*v1alpha1.PackageApplication, bool) {
+	for i := range c.Applications {
+		if c.Applications[i].Name == name {
+			return &c.Applications[i], true
+		}
+	}
+	return nil, false
 }
 
 // Variant returns the variant named name.
@@ -53,19 +68,48 @@ func (c *Catalog) Variant(name string) (*v1alpha1.PackageVariant, bool) {
 }
 
 // ChartPaths returns the distinct chart paths the variants' components
-// use, in first-use order.
+// and then the applications use, in first-use order: the charts the
+// artifact carries, one layer each.
 func (c *Catalog) ChartPaths() []string {
 	seen := map[string]bool{}
 	var paths []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			paths = append(paths, p)
+		}
+	}
 	for _, v := range c.Variants {
 		for _, comp := range v.Components {
-			if !seen[comp.Chart] {
-				seen[comp.Chart] = true
-				paths = append(paths, comp.Chart)
+			add(comp.Chart)
+		}
+	}
+	for _, app := range c.Applications {
+		add(app.Chart)
+	}
+	return paths
+}
+
+// PublishedCharts maps the name of every component (of any variant) and
+// application to its chart path: the charts the platform's operator
+// publishes, one ExternalArtifact per name
+// (v1alpha1.ComponentArtifactName(source, name)). Validate guarantees one
+// chart per name; were it broken, the first use wins.
+func (c *Catalog) PublishedCharts() map[string]string {
+	charts := map[string]string{}
+	for _, v := range c.Variants {
+		for _, comp := range v.Components {
+			if _, ok := charts[comp.Name]; !ok {
+				charts[comp.Name] = comp.Chart
 			}
 		}
 	}
-	return paths
+	for _, app := range c.Applications {
+		if _, ok := charts[app.Name]; !ok {
+			charts[app.Name] = app.Chart
+		}
+	}
+	return charts
 }
 
 // DecodeCatalog decodes catalog metadata from YAML or JSON strictly: an
@@ -78,7 +122,7 @@ func DecodeCatalog(data []byte) (*Catalog, error) {
 		return nil, fmt.Errorf("not valid YAML: %w", err)
 	}
 	if strings.TrimSpace(string(js)) == "null" {
-		return nil, errors.New("empty document: want a Catalog (apiVersion, kind, name, version, minPlatformVersion, variants)")
+		return nil, errors.New("empty document: want a Catalog (apiVersion, kind, name, version, minPlatformVersion, variants, applications)")
 	}
 	c := &Catalog{}
 	strictErrs, err := sigsjson.UnmarshalStrict(js, c, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)

@@ -1,6 +1,7 @@
 package artifact_test
 
 import (
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
 )
 
@@ -22,8 +24,18 @@ func TestLoadCatalog(t *testing.T) {
 	if c.Name != "demo" || c.Version != "0.1.0" || c.MinPlatformVersion != "0.1.0" {
 		t.Errorf("name %q version %q minPlatformVersion %q, want demo 0.1.0 0.1.0", c.Name, c.Version, c.MinPlatformVersion)
 	}
-	if got, want := c.ChartPaths(), []string{"charts/echo-operator", "charts/echo"}; !slices.Equal(got, want) {
+	if got, want := c.ChartPaths(), []string{"charts/echo-operator", "charts/echo", "charts/echo-tenant"}; !slices.Equal(got, want) {
 		t.Errorf("ChartPaths() = %v, want %v", got, want)
+	}
+	want := map[string]string{"echo-operator": "charts/echo-operator", "echo": "charts/echo", "echo-tenant": "charts/echo-tenant"}
+	if got := c.PublishedCharts(); !maps.Equal(got, want) {
+		t.Errorf("PublishedCharts() = %v, want %v", got, want)
+	}
+	if app, ok := c.Application("echo-tenant"); !ok || app.Chart != "charts/echo-tenant" || app.Kind != "Echo" {
+		t.Errorf("Application(echo-tenant) = %+v, %v, want chart charts/echo-tenant, kind Echo", app, ok)
+	}
+	if _, ok := c.Application("echo"); ok {
+		t.Errorf("Application(echo) found the component echo")
 	}
 	v, ok := c.Variant("default")
 	if !ok || len(v.Components) != 2 || !v.Components[0].Privileged || len(v.Components[0].ClusterRules) != 1 {
@@ -85,7 +97,7 @@ func TestValidate(t *testing.T) {
 		{"duplicate property", func(c *artifact.Catalog) { c.RequiredProperties = []string{"gpu", "gpu"} }, []string{`requiredProperties[1]: Duplicate value: "gpu"`}},
 		{"lowercase kind", func(c *artifact.Catalog) { c.Provides.ApplicationKinds = []string{"echo"} }, []string{`provides.applicationKinds[0]: Invalid value: "echo"`}},
 		{"bad strategy kind", func(c *artifact.Catalog) { c.Provides.BackupStrategyKinds = []string{"echo-dump"} }, []string{`provides.backupStrategyKinds[0]`}},
-		{"no variants", func(c *artifact.Catalog) { c.Variants = nil }, []string{"variants: Required value"}},
+		{"no variants and no applications", func(c *artifact.Catalog) { c.Variants, c.Applications = nil, nil }, []string{"variants: Required value"}},
 		{"duplicate variant", func(c *artifact.Catalog) { c.Variants[1].Name = "default" }, []string{`variants[1].name: Duplicate value: "default"`}},
 		{"variant depends on its own catalog", func(c *artifact.Catalog) { c.Variants[1].DependsOn = []string{"demo"} }, []string{`variants[1].dependsOn[0]: Invalid value: "demo": a catalog cannot depend on itself`}},
 		{"no components", func(c *artifact.Catalog) { c.Variants[1].Components = nil }, []string{"variants[1].components: Required value"}},
@@ -112,6 +124,24 @@ func TestValidate(t *testing.T) {
 		{"values not a map", func(c *artifact.Catalog) {
 			c.Variants[0].Components[1].Values = &apiextensionsv1.JSON{Raw: []byte(`[1,2]`)}
 		}, []string{"variants[0].components[1].values: Invalid value"}},
+		{"component name naming two charts", func(c *artifact.Catalog) { c.Variants[1].Components[0].Chart = "charts/echo-tenant" },
+			[]string{`variants[1].components[0].chart: Invalid value: "charts/echo-tenant": component "echo" uses chart "charts/echo" in variants[0].components[1]`, "use the same chart or rename"}},
+		{"no application name", func(c *artifact.Catalog) { c.Applications[0].Name = "" }, []string{"applications[0].name: Required value"}},
+		{"bad application name", func(c *artifact.Catalog) { c.Applications[0].Name = "Echo.Tenant" }, []string{`applications[0].name: Invalid value: "Echo.Tenant"`}},
+		{"duplicate application", func(c *artifact.Catalog) { c.Applications = append(c.Applications, c.Applications[0]) },
+			[]string{`applications[1].name: Duplicate value: "echo-tenant"`}},
+		{"application named like a component", func(c *artifact.Catalog) { c.Applications[0].Name = "echo" },
+			[]string{`applications[0].name: Invalid value: "echo": is also the name of the component variants[0].components[1]`, "rename the application"}},
+		{"application chart leaving the catalog", func(c *artifact.Catalog) { c.Applications[0].Chart = "../x" },
+			[]string{`applications[0].chart: Invalid value: "../x"`, "must stay inside the catalog directory"}},
+		{"no application chart", func(c *artifact.Catalog) { c.Applications[0].Chart = "" }, []string{`applications[0].chart: Invalid value: ""`, "a chart path is required"}},
+		{"library as an application", func(c *artifact.Catalog) { c.Applications[0].Chart = "lib/demo-lib" }, []string{"applications[0].chart", "is a library"}},
+		{"lowercase application kind", func(c *artifact.Catalog) { c.Applications[0].Kind = "echo" }, []string{`applications[0].kind: Invalid value: "echo": want a CamelCase kind`}},
+		{"application kind not provided", func(c *artifact.Catalog) { c.Applications[0].Kind = "Postgres" },
+			[]string{`applications[0].kind: Invalid value: "Postgres": is not in provides.applicationKinds [Echo]`}},
+		{"two applications of one kind", func(c *artifact.Catalog) {
+			c.Applications = append(c.Applications, v1alpha1.PackageApplication{Name: "echo-2", Chart: "charts/echo-tenant", Kind: "Echo"})
+		}, []string{`applications[1].kind: Duplicate value: "Echo"`}},
 		{"duplicate library", func(c *artifact.Catalog) { c.Libraries = append(c.Libraries, c.Libraries[0]) }, []string{`libraries[1].path: Duplicate value: "lib/demo-lib"`}},
 		{"every error at once", func(c *artifact.Catalog) { c.Name = ""; c.Variants[0].Components[0].Namespace = "Bad" },
 			[]string{"name: Required value", `variants[0].components[0].namespace: Invalid value: "Bad"`}},
@@ -135,6 +165,18 @@ func TestValidate(t *testing.T) {
 				rest = rest[i+len(w):]
 			}
 		})
+	}
+}
+
+// A catalog of applications only (the platform's own) needs no variant.
+func TestValidateApplicationsOnly(t *testing.T) {
+	c, err := artifact.LoadCatalog(testCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Variants = nil
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate() = %v, want nil", err)
 	}
 }
 

@@ -72,7 +72,8 @@ type Artifact struct {
 
 // Chart is one chart layer.
 type Chart struct {
-	// Path is the layer's title, the chart path components refer to.
+	// Path is the layer's title, the chart path components and
+	// applications refer to.
 	Path string
 	// Name and Version are from the chart's Chart.yaml.
 	Name, Version string
@@ -106,8 +107,9 @@ func (a *Artifact) Revision() string {
 //   - the manifest is an OCI image manifest with artifactType ArtifactType,
 //     a config of ConfigMediaType holding a valid Catalog, and only layers
 //     of ChartMediaType, each titled with a distinct chart path, annotated
-//     with the chart's name and version, and used by a component; every
-//     component's chart has a layer (errors wrap ErrInvalidArtifact);
+//     with the chart's name and version, and used by a component or an
+//     application; every component's and application's chart has a layer
+//     (errors wrap ErrInvalidArtifact);
 //   - every chart archive passes safetar.Check (errors wrap
 //     *safetar.EntryError).
 //
@@ -247,15 +249,23 @@ func chartLayers(m *ocispec.Manifest, catalog *Catalog, opts PullOptions) ([]Cha
 		charts = append(charts, c)
 	}
 	used := map[string]bool{}
-	for _, p := range catalog.ChartPaths() {
-		if !byPath[p] {
-			return nil, fmt.Errorf("%w: a component uses chart %q, but no layer is titled so", ErrInvalidArtifact, p)
+	for _, v := range catalog.Variants {
+		for _, comp := range v.Components {
+			if !byPath[comp.Chart] {
+				return nil, fmt.Errorf("%w: a component uses chart %q, but no layer is titled so", ErrInvalidArtifact, comp.Chart)
+			}
+			used[comp.Chart] = true
 		}
-		used[p] = true
+	}
+	for _, app := range catalog.Applications {
+		if !byPath[app.Chart] {
+			return nil, fmt.Errorf("%w: application %q uses chart %q, but no layer is titled so", ErrInvalidArtifact, app.Name, app.Chart)
+		}
+		used[app.Chart] = true
 	}
 	for _, c := range charts {
 		if !used[c.Path] {
-			return nil, fmt.Errorf("%w: layer %q (%s) is used by no component", ErrInvalidArtifact, c.Path, c.Descriptor.Digest)
+			return nil, fmt.Errorf("%w: layer %q (%s) is used by no component or application", ErrInvalidArtifact, c.Path, c.Descriptor.Digest)
 		}
 	}
 	return charts, nil

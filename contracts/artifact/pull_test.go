@@ -295,12 +295,23 @@ func TestPullRejectsWhatIsNotACatalog(t *testing.T) {
 		{"a component chart without a layer", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
 			m.Layers = m.Layers[:1]
 		}, artifact.PullOptions{}, `a component uses chart "charts/echo-operator", but no layer is titled so`},
+		{"an application chart without a layer", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
+			m.Layers = m.Layers[:2]
+		}, artifact.PullOptions{}, `application "echo-tenant" uses chart "charts/echo-tenant", but no layer is titled so`},
+		{"a component name naming two charts", func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
+			data, err := content.FetchAll(context.Background(), s, m.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = bytes.Replace(data, []byte(`"name":"echo","chart":"charts/echo"`), []byte(`"name":"echo","chart":"charts/echo-tenant"`), 1)
+			m.Config = pushBlob(t, s, artifact.ConfigMediaType, data)
+		}, artifact.PullOptions{}, `variants[1].components[0].chart: Invalid value: "charts/echo": component "echo" uses chart "charts/echo-tenant" in variants[0].components[1]`},
 		{"a layer no component uses", func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
 			extra := pushBlob(t, s, artifact.ChartMediaType, tgz(t, "extra/Chart.yaml", "name: extra"))
 			extra.Annotations = map[string]string{artifact.AnnotationTitle: "charts/extra", artifact.AnnotationChartName: "extra", artifact.AnnotationChartVersion: "1.0.0"}
 			m.Layers = append(m.Layers, extra)
-		}, artifact.PullOptions{}, `layer "charts/extra"`},
-		{"too many layers", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {}, artifact.PullOptions{MaxCharts: 1}, "2 layers, the limit is 1"},
+		}, artifact.PullOptions{}, `layer "charts/extra" (sha256:`},
+		{"too many layers", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {}, artifact.PullOptions{MaxCharts: 1}, "3 layers, the limit is 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memory.New()

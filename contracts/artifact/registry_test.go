@@ -73,8 +73,8 @@ func TestRegistryPushPull(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Pull %s: %v", reference, err)
 			}
-			if a.Manifest.Digest != res.Manifest.Digest || a.Catalog.Name != "demo" || len(a.Charts) != 2 {
-				t.Errorf("pulled %s %+v, want %s with 2 charts", a.Manifest.Digest, a.Catalog.CatalogInfo, res.Manifest.Digest)
+			if a.Manifest.Digest != res.Manifest.Digest || a.Catalog.Name != "demo" || len(a.Charts) != 3 {
+				t.Errorf("pulled %s %+v, want %s with 3 charts", a.Manifest.Digest, a.Catalog.CatalogInfo, res.Manifest.Digest)
 			}
 			for _, c := range a.Charts {
 				if _, err := content.FetchAll(ctx, cache, c.Descriptor); err != nil {

@@ -36,7 +36,7 @@ var (
 //     CamelCase; no duplicates;
 //   - library and chart paths are clean relative paths inside the catalog
 //     directory (no "..", no leading "/"); a library is not a component;
-//   - at least one variant; variant and component names are DNS labels,
+//   - at least one variant, or at least one application; variant and component names are DNS labels,
 //     unique; each variant has at least one component;
 //   - a component's namespace is a DNS label; its dependsOn names other
 //     components of its variant and has no cycle; a variant's dependsOn
@@ -44,7 +44,16 @@ var (
 //   - clusterRules need privileged: true; rules follow Kubernetes RBAC's
 //     PolicyRule validation (verbs; apiGroups and resources, or
 //     nonResourceURLs in clusterRules only);
-//   - values are a JSON object.
+//   - values are a JSON object;
+//   - a component name used in several variants names the same chart in
+//     each (one published chart artifact per name);
+//   - application names are DNS labels, unique and distinct from every
+//     component name; their charts are chart paths, not libraries; a kind,
+//     when given, is one of provides.applicationKinds, for one
+//     application.
+//
+// That every component's and application's chart exists is checked where
+// the charts are: build.Build (the chart directory) and Pull (a layer).
 func (c *Catalog) Validate() error {
 	return c.validate(false).ToAggregate()
 }
@@ -82,8 +91,10 @@ func (c *Catalog) validate(built bool) field.ErrorList {
 		}
 	}
 
-	if len(c.Variants) == 0 {
-		errs = append(errs, field.Required(field.NewPath("variants"), "a catalog has at least one variant, e.g. {name: default, components: [...]}"))
+	// A catalog of applications only (the platform's own, whose charts
+	// only ApplicationDefinitions install) needs no variant.
+	if len(c.Variants) == 0 && len(c.Applications) == 0 {
+		errs = append(errs, field.Required(field.NewPath("variants"), "a catalog has at least one variant, e.g. {name: default, components: [...]}, or at least one application"))
 	}
 	variantNames := map[string]bool{}
 	for i := range c.Variants {
@@ -96,6 +107,87 @@ func (c *Catalog) validate(built bool) field.ErrorList {
 		variantNames[v.Name] = true
 		errs = append(errs, validateCatalogDeps(p.Child("dependsOn"), v.DependsOn, c.Name)...)
 		errs = append(errs, validateComponents(p.Child("components"), v.Components, libPaths)...)
+	}
+	errs = append(errs, validateComponentCharts(c.Variants)...)
+	errs = append(errs, validateApplications(c, libPaths)...)
+	return errs
+}
+
+// componentUse is where a component name is first used.
+type componentUse struct {
+	path  *field.Path
+	chart string
+}
+
+// componentUses returns, for every component name, its first use.
+func componentUses(variants []v1alpha1.PackageVariant) map[string]componentUse {
+	uses := map[string]componentUse{}
+	for i, v := range variants {
+		for j, comp := range v.Components {
+			if _, ok := uses[comp.Name]; !ok {
+				uses[comp.Name] = componentUse{field.NewPath("variants").Index(i).Child("components").Index(j), comp.Chart}
+			}
+		}
+	}
+	return uses
+}
+
+// validateComponentCharts checks that a component name used in several
+// variants names the same chart in each: the operator publishes one
+// ExternalArtifact per component name, v1alpha1.ComponentArtifactName.
+func validateComponentCharts(variants []v1alpha1.PackageVariant) field.ErrorList {
+	var errs field.ErrorList
+	uses := componentUses(variants)
+	for i, v := range variants {
+		for j, comp := range v.Components {
+			first := uses[comp.Name]
+			if comp.Chart != first.chart {
+				errs = append(errs, field.Invalid(field.NewPath("variants").Index(i).Child("components").Index(j).Child("chart"), comp.Chart,
+					fmt.Sprintf("component %q uses chart %q in %s: a component name names one chart in every variant (the platform publishes one chart artifact per name); use the same chart or rename one of the components",
+						comp.Name, first.chart, first.path)))
+			}
+		}
+	}
+	return errs
+}
+
+// validateApplications checks applications: names are DNS labels, unique
+// and no component's name (both name a published chart artifact); charts
+// are chart paths, not libraries; a kind is CamelCase, one of
+// provides.applicationKinds, and serves one application.
+func validateApplications(c *Catalog, libPaths map[string]bool) field.ErrorList {
+	var errs field.ErrorList
+	uses := componentUses(c.Variants)
+	names := map[string]bool{}
+	kinds := map[string]bool{}
+	for i, app := range c.Applications {
+		p := field.NewPath("applications").Index(i)
+		errs = append(errs, validateLabel(p.Child("name"), app.Name)...)
+		if names[app.Name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), app.Name))
+		}
+		names[app.Name] = true
+		if use, ok := uses[app.Name]; ok {
+			errs = append(errs, field.Invalid(p.Child("name"), app.Name,
+				fmt.Sprintf("is also the name of the component %s: components and applications share one name space (the platform publishes one chart artifact per name); rename the application", use.path)))
+		}
+		errs = append(errs, validateChartPath(p.Child("chart"), app.Chart)...)
+		if libPaths[app.Chart] {
+			errs = append(errs, field.Invalid(p.Child("chart"), app.Chart, "is a library: Helm cannot install a library chart; point the application at an application chart"))
+		}
+		if app.Kind == "" {
+			continue
+		}
+		kp := p.Child("kind")
+		switch {
+		case !kindPattern.MatchString(app.Kind):
+			errs = append(errs, field.Invalid(kp, app.Kind, "want a CamelCase kind, e.g. Postgres"))
+		case !slices.Contains(c.Provides.ApplicationKinds, app.Kind):
+			errs = append(errs, field.Invalid(kp, app.Kind, fmt.Sprintf("is not in provides.applicationKinds %v: add it there, or fix the kind", c.Provides.ApplicationKinds)))
+		case kinds[app.Kind]:
+			errs = append(errs, field.Duplicate(kp, app.Kind))
+		}
+		kinds[app.Kind] = true
 	}
 	return errs
 }

@@ -91,10 +91,60 @@ func TestTenantSchemaMatchesChart(t *testing.T) {
 // ExternalArtifact the platform catalog would publish), and
 // cozystack-controller projects the values into each new namespace.
 func TestTenants(t *testing.T) {
-	testenv.Need(t, env)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	backend := apiservertest.Start(t, env)
+	c, dyn := setupPlatform(t, ctx)
+	create := createTenant(ctx, dyn)
+	if err := create("tenant-root", "alpha", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"host": "alpha.example.org", "monitoring": "tenant-root"}
+	waitProjected(t, ctx, c, "tenant-alpha", "alpha", want)
+
+	// A tenant of a tenant: its namespace is <parent namespace>-<name>, its
+	// host derives from the parent's, its own ingress is its namespace and
+	// the rest is inherited.
+	if err := create("tenant-alpha", "beta", map[string]any{"ingress": true, "schedulingClass": "gold"}); err != nil {
+		t.Fatal(err)
+	}
+	waitProjected(t, ctx, c, "tenant-alpha-beta", "beta", map[string]any{
+		"host": "beta.alpha.example.org", "monitoring": "tenant-root", "ingress": "tenant-alpha-beta", "schedulingClass": "gold",
+	})
+	if err := create("tenant-alpha", "gamma", map[string]any{"host": "gamma.example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	waitProjected(t, ctx, c, "tenant-alpha-gamma", "gamma", map[string]any{"host": "gamma.example.com", "monitoring": "tenant-root"})
+
+	// Names: in tenant-alpha-beta (17 characters) a name may have at most
+	// 63-18 = 45 characters; 46 passes the Helm release-name limit of the
+	// kind (53 - len("tenant-")) but not the namespace's.
+	long := strings.Repeat("n", 46)
+	err := create("tenant-alpha-beta", long, map[string]any{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "at most 45 characters") {
+		t.Errorf("tenant whose namespace exceeds 63 characters: err = %v, want 422 saying at most 45 characters", err)
+	}
+	if err := create("tenant-alpha-beta", strings.Repeat("n", 45), map[string]any{}); err != nil {
+		t.Errorf("45 characters fit: %v", err)
+	}
+}
+
+var (
+	platformClient client.Client
+	platformDyn    dynamic.Interface
+)
+
+// setupPlatform starts, once per test binary, what a tenant needs:
+// cozystack-api, cozystack-controller (projection), ClusterValues, the root
+// tenant namespace tenant-root (host example.org, monitoring tenant-root),
+// the tenant chart published as the AD names it, and the platform's ADs and
+// policies.
+func setupPlatform(t *testing.T, ctx context.Context) (client.Client, dynamic.Interface) {
+	t.Helper()
+	testenv.Need(t, env)
+	if platformClient != nil {
+		return platformClient, platformDyn
+	}
+	apiservertest.Start(t, env)
 	scheme := runner.Scheme()
 	if err := sourcev1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -104,7 +154,6 @@ func TestTenants(t *testing.T) {
 		t.Fatal(err)
 	}
 	startController(t)
-
 	eventually(t, ctx, "ClusterValues created", func() error {
 		cv := &v1alpha1.ClusterValues{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ClusterValuesName}, Spec: v1alpha1.ClusterValuesSpec{
 			RootHost: "example.org", APIServerEndpoint: "https://api.example.org:6443",
@@ -132,46 +181,83 @@ func TestTenants(t *testing.T) {
 		_, err := dyn.Resource(tenants).Namespace("tenant-root").List(ctx, metav1.ListOptions{})
 		return err
 	})
-	_ = backend
+	platformClient, platformDyn = c, dyn
+	return c, dyn
+}
 
-	create := func(ns, name string, spec map[string]any) error {
+// createTenant returns a function creating Tenant name in ns with spec.
+func createTenant(ctx context.Context, dyn dynamic.Interface) func(ns, name string, spec map[string]any) error {
+	return func(ns, name string, spec map[string]any) error {
 		_, err := dyn.Resource(tenants).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Tenant",
 			"metadata": map[string]any{"name": name}, "spec": spec,
 		}}, metav1.CreateOptions{})
 		return err
 	}
-	if err := create("tenant-root", "alpha", map[string]any{}); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]any{"host": "alpha.example.org", "monitoring": "tenant-root"}
-	waitProjected(t, ctx, c, "tenant-alpha", "alpha", want)
+}
 
-	// A tenant of a tenant: its namespace is <parent namespace>-<name>, its
-	// host derives from the parent's, its own ingress is its namespace and
-	// the rest is inherited.
-	if err := create("tenant-alpha", "beta", map[string]any{"ingress": true, "schedulingClass": "gold"}); err != nil {
+// TestTenantWaitsForClusterValues is the failure story of a lagging
+// cozystack-controller (issue 4): in a namespace with no cluster values
+// yet, an application is accepted, its HelmRelease waits (valuesFrom is not
+// optional), and the application says why; once the values are projected
+// it proceeds. The namespace is made a tenant namespace only later, which
+// is what a controller that has not caught up looks like.
+func TestTenantWaitsForClusterValues(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, dyn := setupPlatform(t, ctx)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-lagging"}}
+	if err := c.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	waitProjected(t, ctx, c, "tenant-alpha-beta", "beta", map[string]any{
-		"host": "beta.alpha.example.org", "monitoring": "tenant-root", "ingress": "tenant-alpha-beta", "schedulingClass": "gold",
+	if err := createTenant(ctx, dyn)("tenant-lagging", "late", map[string]any{}); err != nil {
+		t.Fatalf("an application in a namespace without cluster values must be accepted: %v", err)
+	}
+	readyReason := func() (string, string, error) {
+		u, err := dyn.Resource(tenants).Namespace("tenant-lagging").Get(ctx, "late", metav1.GetOptions{})
+		if err != nil {
+			return "", "", err
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, cond := range conds {
+			m := cond.(map[string]any)
+			if m["type"] == "Ready" {
+				return fmt.Sprint(m["status"]) + "/" + fmt.Sprint(m["reason"]), fmt.Sprint(m["message"]), nil
+			}
+		}
+		return "", "", fmt.Errorf("no Ready condition")
+	}
+	eventually(t, ctx, "Ready=False, reason WaitingForClusterValues", func() error {
+		got, msg, err := readyReason()
+		if err != nil {
+			return err
+		}
+		if got != "False/WaitingForClusterValues" || !strings.Contains(msg, "cozystack-values") {
+			return fmt.Errorf("Ready = %s: %s", got, msg)
+		}
+		return nil
 	})
-	if err := create("tenant-alpha", "gamma", map[string]any{"host": "gamma.example.com"}); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Name: "tenant-lagging-late"}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the chart rendered without cluster values: namespace tenant-lagging-late exists (err %v)", err)
+	}
+
+	// The controller catches up: the values appear and the release goes on.
+	ns.Labels = map[string]string{v1alpha1.LabelTenant: "lagging", v1alpha1.LabelHost: "lagging.example.org"}
+	if err := c.Update(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	waitProjected(t, ctx, c, "tenant-alpha-gamma", "gamma", map[string]any{"host": "gamma.example.com", "monitoring": "tenant-root"})
-
-	// Names: in tenant-alpha-beta (17 characters) a name may have at most
-	// 63-18 = 45 characters; 46 passes the Helm release-name limit of the
-	// kind (53 - len("tenant-")) but not the namespace's.
-	long := strings.Repeat("n", 46)
-	err = create("tenant-alpha-beta", long, map[string]any{})
-	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "at most 45 characters") {
-		t.Errorf("tenant whose namespace exceeds 63 characters: err = %v, want 422 saying at most 45 characters", err)
-	}
-	if err := create("tenant-alpha-beta", strings.Repeat("n", 45), map[string]any{}); err != nil {
-		t.Errorf("45 characters fit: %v", err)
-	}
+	waitProjected(t, ctx, c, "tenant-lagging", "lagging", map[string]any{"host": "lagging.example.org"})
+	waitProjected(t, ctx, c, "tenant-lagging-late", "late", map[string]any{"host": "late.lagging.example.org"})
+	eventually(t, ctx, "Ready=True", func() error {
+		got, msg, err := readyReason()
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(got, "True/") {
+			return fmt.Errorf("Ready = %s: %s", got, msg)
+		}
+		return nil
+	})
 }
 
 func mustObjects(t *testing.T) []*unstructured.Unstructured {
@@ -194,7 +280,8 @@ func publishTenantChart(t *testing.T, ctx context.Context, c client.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = srv.Close() })
+	// The server outlives the test that started it (setupPlatform runs
+	// once per binary): it stops with the test binary.
 	art := srv.Publish("platform/tenant-0.1.0.tgz", "0.1.0", data)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.SystemNamespace}}
 	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -253,9 +340,14 @@ func startController(t *testing.T) {
 		cancel()
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	// The manager outlives the test that started it (setupPlatform runs
+	// once per binary): it stops with the test binary.
+	_ = cancel
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			panic(fmt.Sprintf("cozystack-controller stopped: %v", err))
+		}
+	}()
 }
 
 func eventually(t *testing.T, ctx context.Context, what string, f func() error) {

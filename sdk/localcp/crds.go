@@ -59,27 +59,51 @@ func (cp *ControlPlane) installCRDs(ctx context.Context) error {
 // ApplyCRDFiles creates or updates the CRDs in files (one or more YAML
 // documents each) and waits until every one is Established.
 func ApplyCRDFiles(ctx context.Context, cfg *rest.Config, files ...string) error {
+	crds, err := ReadCRDFiles(files...)
+	if err != nil {
+		return err
+	}
+	return ApplyCRDs(ctx, cfg, crds...)
+}
+
+// ReadCRDFiles decodes the CustomResourceDefinitions of files (one or more
+// YAML documents each; documents of other kinds are skipped), in the order
+// given. An error names the file, and the document (counted from 0) when
+// one does not decode.
+func ReadCRDFiles(files ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		docs, err := SplitYAML(data)
+		got, err := DecodeCRDs(data)
 		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
-		for i, doc := range docs {
-			var crd apiextensionsv1.CustomResourceDefinition
-			if err := yaml.Unmarshal(doc, &crd); err != nil {
-				return fmt.Errorf("%s document %d: %w", f, i, err)
-			}
-			if crd.Kind == "CustomResourceDefinition" {
-				crds = append(crds, &crd)
-			}
+		crds = append(crds, got...)
+	}
+	return crds, nil
+}
+
+// DecodeCRDs returns the CustomResourceDefinitions among the YAML documents
+// of data; documents of other kinds are skipped.
+func DecodeCRDs(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	docs, err := SplitYAML(data)
+	if err != nil {
+		return nil, err
+	}
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for i, doc := range docs {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(doc, crd); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if crd.Kind == "CustomResourceDefinition" {
+			crds = append(crds, crd)
 		}
 	}
-	return ApplyCRDs(ctx, cfg, crds...)
+	return crds, nil
 }
 
 // ApplyCRDs creates or updates crds and waits (up to 30s) until every one

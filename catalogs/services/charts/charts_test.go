@@ -33,7 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"cozystack.io/catalogs/services/internal/charttest"
+	"cozystack.io/sdk/charttest"
 	"cozystack.io/sdk/localcp"
 	"cozystack.io/sdk/testenv"
 )

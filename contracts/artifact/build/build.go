@@ -58,7 +58,7 @@ var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 func TagFor(version string) string { return strings.ReplaceAll(version, "+", "_") }
 
 // Build reads catalogDir/catalog.yaml, packages each chart the components
-// use (with the libraries it depends on vendored in) into a chart archive,
+// and applications use (with the libraries it depends on vendored in) into a chart archive,
 // and pushes the archives, the config blob and the manifest to dst (any
 // oras target: an OCI layout store, a memory store, a registry
 // repository), then tags the manifest. Blobs dst already has are not

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/content/memory"
 	"oras.land/oras-go/v2/content/oci"
@@ -38,8 +39,12 @@ func TestBuildPullRoundTripInLayout(t *testing.T) {
 	if res.Tag != "0.1.0" {
 		t.Errorf("tag = %q, want the catalog version 0.1.0", res.Tag)
 	}
-	if got := []string{res.Charts[0].Path, res.Charts[1].Path}; !slices.Equal(got, []string{"charts/echo", "charts/echo-operator"}) {
-		t.Errorf("chart layers %v, want sorted paths", got)
+	var paths []string
+	for _, c := range res.Charts {
+		paths = append(paths, c.Path)
+	}
+	if want := []string{"charts/echo", "charts/echo-operator", "charts/echo-tenant"}; !slices.Equal(paths, want) {
+		t.Errorf("chart layers %v, want the components' and the application's charts, sorted: %v", paths, want)
 	}
 	if lib := res.Catalog.Libraries[0]; lib.Name != "demo-lib" || lib.Version != "0.1.0" {
 		t.Errorf("library = %+v, want demo-lib 0.1.0 read from its Chart.yaml", lib)
@@ -67,7 +72,7 @@ func TestBuildPullRoundTripInLayout(t *testing.T) {
 		a.Annotations[artifact.AnnotationCreated] != "1970-01-01T00:00:00Z" {
 		t.Errorf("manifest annotations = %v", a.Annotations)
 	}
-	if a.Catalog.Name != "demo" || len(a.Catalog.Variants) != 2 || a.Catalog.Libraries[0].Version != "0.1.0" {
+	if a.Catalog.Name != "demo" || len(a.Catalog.Variants) != 2 || len(a.Catalog.Applications) != 1 || a.Catalog.Libraries[0].Version != "0.1.0" {
 		t.Errorf("pulled catalog = %+v", a.Catalog)
 	}
 
@@ -209,4 +214,44 @@ func readFile(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// K4 (README.md, "Values schemas"): every chart of the test catalog renders
+// with Helm's schema validation when the platform adds _cluster and
+// _namespace (and Helm its dependencies' keys), and still rejects an
+// unknown key.
+func TestChartsAdmitPlatformKeys(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	res, err := build.Build(ctx, testCatalog, store, build.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	platform := map[string]any{
+		"_cluster":   map[string]any{"root-host": "example.org", "cluster-domain": "cozy.local"},
+		"_namespace": map[string]any{"host": "tenant.example.org"},
+	}
+	for _, ch := range res.Charts {
+		t.Run(ch.Path, func(t *testing.T) {
+			data, err := content.FetchAll(ctx, store, ch.Descriptor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := loader.LoadArchive(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := chartutil.ReleaseOptions{Name: "r", Namespace: "tenant-x", IsInstall: true}
+			if _, err := chartutil.ToRenderValues(c, platform, opts, nil); err != nil {
+				t.Errorf("values with _cluster and _namespace: %v", err)
+			}
+			if c.Schema == nil {
+				return
+			}
+			bad := map[string]any{"_cluster": map[string]any{}, "nope": 1}
+			if _, err := chartutil.ToRenderValues(c, bad, opts, nil); err == nil || !strings.Contains(err.Error(), "nope") {
+				t.Errorf("an unknown key: %v, want a schema error naming it", err)
+			}
+		})
+	}
 }

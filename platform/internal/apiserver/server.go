@@ -186,6 +186,10 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 		return nil, err
 	}
 	storageBackend := application.Backend{Client: c, Lister: lister, Releases: releases}
+	if cfg.SharedInformerFactory != nil {
+		// The same namespace informer NamespaceLifecycle admission uses.
+		storageBackend.Namespaces = cfg.SharedInformerFactory.Core().V1().Namespaces().Lister()
+	}
 
 	apps := NewApplications(ApplicationsConfig{
 		NewStorage:                 func(k *kinds.Kind) rest.Storage { return newStorage(k, storageBackend) },

@@ -82,7 +82,7 @@ func TestAcceptance(t *testing.T) {
 	op := start(t)
 	c := k(t)
 	ctx := ctxT(t)
-	res := push(t, "testdata/catalog", "e2e/demo", "0.1.0")
+	res := push(t, demoCatalog, "e2e/demo", "0.1.0")
 	create(t, ociSource("demo", "e2e/demo", "0.1.0"))
 	ps := waitSource(t, "demo", "Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
 	if ps.Status.Artifact.Digest != res.Manifest.Digest.String() || ps.Status.Artifact.Revision != "0.1.0@"+res.Manifest.Digest.String() {
@@ -91,14 +91,33 @@ func TestAcceptance(t *testing.T) {
 	if ps.Status.Catalog.Name != "demo" || len(ps.Status.Variants) != 2 || len(ps.Status.Libraries) != 1 {
 		t.Errorf("catalog metadata not copied into status: %+v %d variants %d libraries", ps.Status.Catalog, len(ps.Status.Variants), len(ps.Status.Libraries))
 	}
+	if want := []v1alpha1.PackageApplication{{Name: "echo-tenant", Chart: "charts/echo-tenant", Kind: "Echo"}}; !slices.Equal(ps.Status.Applications, want) {
+		t.Errorf("status.applications = %+v, want %+v", ps.Status.Applications, want)
+	}
 
-	// One ExternalArtifact per component, served by our server, bytes
-	// matching the digest.
+	// One ExternalArtifact per component and per application, named
+	// ComponentArtifactName(source, name), served by our server, bytes
+	// matching the digest of the chart layer the build pushed.
+	builtDigest := map[string]string{}
+	for _, ch := range res.Charts {
+		builtDigest[ch.Path] = ch.Descriptor.Digest.String()
+	}
+	wantEAs := map[string]string{
+		v1alpha1.ComponentArtifactName("demo", "echo-operator"): "charts/echo-operator",
+		v1alpha1.ComponentArtifactName("demo", "echo"):          "charts/echo",
+		v1alpha1.ComponentArtifactName("demo", "echo-tenant"):   "charts/echo-tenant",
+	}
 	eas := artifactsOf(t, "demo")
-	if len(eas) != 2 {
-		t.Fatalf("%d ExternalArtifacts, want 2 (echo-operator, echo)", len(eas))
+	if len(eas) != len(wantEAs) {
+		t.Fatalf("%d ExternalArtifacts, want 3 (echo-operator, echo, and the application echo-tenant)", len(eas))
 	}
 	for _, ea := range eas {
+		chartPath, ok := wantEAs[ea.Name]
+		if !ok {
+			t.Errorf("unexpected ExternalArtifact %s", ea.Name)
+		} else if ea.Status.Artifact == nil || ea.Status.Artifact.Digest != builtDigest[chartPath] {
+			t.Errorf("ExternalArtifact %s: artifact %+v, want the digest of %s, %s", ea.Name, ea.Status.Artifact, chartPath, builtDigest[chartPath])
+		}
 		a := ea.Status.Artifact
 		if a == nil || !strings.HasPrefix(a.URL, "http://"+op.Server.Addr().String()+"/demo/") {
 			t.Fatalf("ExternalArtifact %s: artifact %+v not on the operator's server %s", ea.Name, a, op.Server.Addr())
@@ -130,6 +149,22 @@ func TestAcceptance(t *testing.T) {
 	if len(got.Status.Components) != 2 || !got.Status.Components[0].Ready || !got.Status.Components[1].Ready {
 		t.Errorf("status.components = %+v, want both ready", got.Status.Components)
 	}
+	// The application is published, never installed by the Package.
+	var hrs helmv2.HelmReleaseList
+	if err := c.List(ctx, &hrs, client.MatchingLabels{names.LabelPackage: names.LabelValue("demo")}); err != nil {
+		t.Fatal(err)
+	}
+	var installed []string
+	for _, hr := range hrs.Items {
+		installed = append(installed, hr.Name)
+		if hr.Spec.ChartRef != nil && hr.Spec.ChartRef.Name == v1alpha1.ComponentArtifactName("demo", "echo-tenant") {
+			t.Errorf("HelmRelease %s/%s installs the application echo-tenant", hr.Namespace, hr.Name)
+		}
+	}
+	slices.Sort(installed)
+	if want := []string{names.HelmRelease("demo", "echo"), names.HelmRelease("demo", "echo-operator")}; !slices.Equal(installed, slices.Sorted(slices.Values(want))) {
+		t.Errorf("the Package's HelmReleases are %v, want only the components' %v", installed, want)
+	}
 
 	echo := names.HelmRelease("demo", "echo")
 	operatorRel := names.HelmRelease("demo", "echo-operator")
@@ -151,8 +186,8 @@ func TestAcceptance(t *testing.T) {
 		hr.Spec.ChartRef.Name != v1alpha1.ComponentArtifactName("demo", "echo") {
 		t.Errorf("chartRef %+v", hr.Spec.ChartRef)
 	}
-	if hr.Spec.ServiceAccountName != echo {
-		t.Errorf("serviceAccountName %q, want %q", hr.Spec.ServiceAccountName, echo)
+	if hr.Spec.ServiceAccountName != echo+names.InstallerSuffix {
+		t.Errorf("serviceAccountName %q, want %q", hr.Spec.ServiceAccountName, echo+names.InstallerSuffix)
 	}
 	if !slices.Contains(hr.Spec.DependsOn, helmv2.DependencyReference{Name: operatorRel, Namespace: "cozy-echo-operator"}) {
 		t.Errorf("dependsOn %+v, want the echo-operator release", hr.Spec.DependsOn)
@@ -177,7 +212,7 @@ func TestAcceptance(t *testing.T) {
 	// Least privilege: exactly the declared rules; cluster rules only for
 	// the privileged component.
 	var role rbacv1.Role
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "cozy-echo", Name: echo}, &role); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "cozy-echo", Name: echo + names.InstallerSuffix}, &role); err != nil {
 		t.Fatal(err)
 	}
 	want := []rbacv1.PolicyRule{rbac.HelmStorageRule(), {APIGroups: []string{""}, Resources: []string{"configmaps"},
@@ -206,7 +241,7 @@ func TestAcceptance(t *testing.T) {
 		{operatorRel, "cozy-echo-operator", "create", "clusterrolebindings", "rbac.authorization.k8s.io", "", false},
 	} {
 		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User:               "system:serviceaccount:" + tc.ns + ":" + tc.sa,
+			User:               "system:serviceaccount:" + tc.ns + ":" + tc.sa + names.InstallerSuffix,
 			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + tc.ns, "system:authenticated"},
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: tc.in, Verb: tc.verb, Group: tc.group, Resource: tc.resource},
 		}}
@@ -229,7 +264,7 @@ func TestAcceptance(t *testing.T) {
 	}
 	waitGone(t, &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "cozy-echo", Name: echo}})
 	waitGone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "cozy-echo", Name: echo}})
-	waitGone(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "cozy-echo", Name: echo}})
+	waitGone(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "cozy-echo", Name: echo + names.InstallerSuffix}})
 	waitPackage(t, "demo", "Installed with one component", func(p *v1alpha1.Package) bool {
 		return packageReady(True, v1alpha1.ReasonInstalled)(p) && len(p.Status.Components) == 1
 	})

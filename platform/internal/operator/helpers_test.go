@@ -29,6 +29,11 @@ import (
 // timeout bounds every wait for the operator or helm-controller.
 const timeout = 90 * time.Second
 
+// demoCatalog is the acceptance catalog: contracts' test catalog (two
+// components, one privileged, one with a library vendored into it, and an
+// application chart), whose charts admit the keys K2 and Helm add (K4).
+const demoCatalog = "../../../contracts/artifact/testdata/catalog"
+
 // ctxT returns a context bounded by timeout and cancelled at cleanup.
 func ctxT(t *testing.T) context.Context {
 	t.Helper()

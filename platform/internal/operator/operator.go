@@ -84,6 +84,10 @@ type Options struct {
 	// LeaderElectionNamespace (cozy-system) at start, for a bare cluster
 	// such as the local control plane; a platform install ships them.
 	InstallCRDs bool
+	// DisableWait installs and upgrades releases without waiting for their
+	// workloads to become ready: for a cluster that runs no pods, such as
+	// the local control plane, where a Deployment never becomes Available.
+	DisableWait bool
 	// QPS and Burst bound the requests to kube-apiserver.
 	QPS   float32
 	Burst int
@@ -126,6 +130,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PlatformVersion, "platform-version", o.PlatformVersion, "platform version (SemVer) catalogs' minPlatformVersion is compared with")
 	fs.StringSliceVar(&o.Properties, "properties", o.Properties, "K3 properties this platform provides, comma-separated, e.g. network.stableVMAddress")
 	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs, "apply the cozystack.io CRDs and create the leader election namespace at start (bare clusters, e.g. the local control plane)")
+	fs.BoolVar(&o.DisableWait, "disable-wait", o.DisableWait, "install and upgrade releases without waiting for their workloads to be ready (clusters that run no pods, e.g. the local control plane)")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "queries per second to kube-apiserver")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to kube-apiserver")
 }
@@ -237,7 +242,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (*Operator, error) {
 		return nil, fmt.Errorf("set up the PackageSource reconciler: %w", err)
 	}
 	if err := (&pkg.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Platform: platform, Recorder: rec,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Platform: platform, Recorder: rec, DisableWait: o.DisableWait,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the Package reconciler: %w", err)
 	}

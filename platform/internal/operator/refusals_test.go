@@ -226,7 +226,7 @@ variants:
 
 func TestPrivilegeNotAllowed(t *testing.T) {
 	start(t)
-	push(t, "testdata/catalog", "e2e/priv", "0.1.0")
+	push(t, demoCatalog, "e2e/priv", "0.1.0")
 	create(t, ociSource("priv", "e2e/priv", "0.1.0"))
 	create(t, newPackage("priv", "priv", "default", false))
 	p := waitPackage(t, "priv", "PrivilegeNotAllowed", packageReady(False, v1alpha1.ReasonPrivilegeNotAllowed))

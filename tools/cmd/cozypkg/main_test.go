@@ -56,10 +56,10 @@ func mustRun(t *testing.T, args ...string) (string, string) {
 }
 
 // wantProgress checks that stderr reports state for the manifest, the
-// config and both charts.
+// config and every chart.
 func wantProgress(t *testing.T, stderr string, states ...string) {
 	t.Helper()
-	for _, blob := range []string{"manifest", "config", "chart charts/echo ", "chart charts/echo-operator"} {
+	for _, blob := range []string{"manifest", "config", "chart charts/echo ", "chart charts/echo-operator", "chart charts/echo-tenant"} {
 		for _, state := range states {
 			if !regexp.MustCompile(`(?m)^` + state + ` +sha256:[0-9a-f]{12}  ` + regexp.QuoteMeta(blob)).MatchString(stderr) {
 				t.Errorf("stderr has no %q line for %s:\n%s", state, blob, stderr)
@@ -111,8 +111,8 @@ func TestBuildDefaultLayoutAsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("-o json printed %q: %v", stdout, err)
 	}
-	if got.Reference != filepath.Join("dist", "demo")+":dev" || got.Catalog != "demo" || got.Version != "0.1.0" || len(got.Charts) != 2 {
-		t.Errorf("summary = %+v, want dist/demo:dev, catalog demo 0.1.0, 2 charts", got)
+	if got.Reference != filepath.Join("dist", "demo")+":dev" || got.Catalog != "demo" || got.Version != "0.1.0" || len(got.Charts) != 3 {
+		t.Errorf("summary = %+v, want dist/demo:dev, catalog demo 0.1.0, 3 charts", got)
 	}
 	size := int64(0)
 	for _, c := range got.Charts {
@@ -172,8 +172,8 @@ func TestPushLayout(t *testing.T) {
 	if err := yaml.UnmarshalStrict([]byte(stdout), &got); err != nil {
 		t.Fatalf("-o yaml printed %q: %v", stdout, err)
 	}
-	if got.Reference != dest || got.Digest != want || len(got.Charts) != 2 {
-		t.Errorf("summary = %+v, want %s at %s with 2 charts", got, want, dest)
+	if got.Reference != dest || got.Digest != want || len(got.Charts) != 3 {
+		t.Errorf("summary = %+v, want %s at %s with 3 charts", got, want, dest)
 	}
 	wantProgress(t, stderr, "uploading", "done")
 

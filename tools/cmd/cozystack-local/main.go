@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"cozystack.io/sdk/localcp"
+	"cozystack.io/tools/internal/mainjob"
 )
 
 func main() {
@@ -70,7 +71,7 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&g.dir, "dir", "", "state directory (default <cache>/local)")
 	root.PersistentFlags().StringVar(&g.cache, "cache", "", "cache directory with bin/ and crds/ (default $COZYSTACK_CACHE_DIR or <repo>/.cache)")
-	root.AddCommand(newBuild(g), newUp(g), newDown(g), newStatus(g), newEnv(g), newSmoke(g), newCert(g), newRun(g))
+	root.AddCommand(newBuild(g), newUp(g), newDown(g), newStatus(g), newEnv(g), newSmoke(g), newMainJob(g), newCert(g), newRun(g))
 	return root
 }
 
@@ -313,5 +314,39 @@ func newSmoke(g *globals) *cobra.Command {
 		},
 	}
 	c.Flags().DurationVar(&timeout, "timeout", 3*time.Minute, "how long the whole check may take")
+	return c
+}
+
+func newMainJob(g *globals) *cobra.Command {
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "main-job",
+		Short: "Publish and install the platform's and both service catalogs, then create a tenant and a Postgres in it (needs cozystack-api, -controller and -operator running; make demo starts them)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := localcp.ReadState(g.stateDir())
+			if err != nil {
+				return fmt.Errorf("no control plane in %s: start one with `make demo`: %w", g.stateDir(), err)
+			}
+			if s.RegistryHost() == "" {
+				return fmt.Errorf("the control plane in %s runs no registry: start it without --no-registry", g.stateDir())
+			}
+			cfg, err := localcp.RESTConfigFromKubeconfig(s.Kubeconfig)
+			if err != nil {
+				return err
+			}
+			root, ok := localcp.RepoRoot()
+			if !ok {
+				return fmt.Errorf("the main job publishes the catalogs of this repository: run it from inside the repository")
+			}
+			start := time.Now()
+			err = mainjob.Run(cmd.Context(), mainjob.Config{RepoRoot: root, Kube: cfg, Registry: s.RegistryHost(), Out: cmd.OutOrStdout(), Timeout: timeout})
+			if err != nil {
+				return fmt.Errorf("main job failed: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "main job passed in %s; look at it with:\n%s\n", time.Since(start).Round(10*time.Millisecond), mainjob.Summary())
+			return nil
+		},
+	}
+	c.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long each wait may take")
 	return c
 }

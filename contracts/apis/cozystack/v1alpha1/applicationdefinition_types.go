@@ -112,9 +112,10 @@ type ApplicationDefinitionRelease struct {
 	// Either chartRef or source+component is set.
 	// +optional
 	ChartRef *ChartRef `json:"chartRef,omitempty"`
-	// Source and Component name a PackageSource and one of its components;
-	// the chartRef is derived from them (the ExternalArtifact the operator
-	// publishes for that component).
+	// Source and Component name a PackageSource and one of its catalog's
+	// applications (catalog.yaml applications[].name); the chartRef is
+	// derived from them (the ExternalArtifact the operator publishes for
+	// it, named ComponentArtifactName(source, component)).
 	// +optional
 	Source string `json:"source,omitempty"`
 	// +optional

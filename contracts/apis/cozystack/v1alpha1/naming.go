@@ -6,11 +6,13 @@ import (
 )
 
 // SystemNamespace is where the platform's operator publishes chart
-// artifacts (ExternalArtifacts) for the components of installed catalogs.
+// artifacts (ExternalArtifacts) for the components and applications of
+// installed catalogs.
 const SystemNamespace = "cozy-system"
 
 // ComponentArtifactName is the name of the ExternalArtifact that publishes
-// one component's chart of a PackageSource, in SystemNamespace. The hash
+// the chart of one component or application (by its name) of a
+// PackageSource, in SystemNamespace. The hash
 // suffix keeps names distinct where plain joining would collide
 // ("acme.web"+"x" and "acme"+"web.x"; "acme.web" and "acme-web"). Contract K1:
 // an ApplicationDefinition's release.source and release.component resolve to

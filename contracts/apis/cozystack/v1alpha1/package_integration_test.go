@@ -102,6 +102,10 @@ func TestPackageSourceStatusRoundTrip(t *testing.T) {
 				Name: "echo", Chart: "charts/echo", Namespace: "cozy-echo", DependsOn: []string{"echo-operator"},
 			}},
 		}},
+		Applications: []v1alpha1.PackageApplication{
+			{Name: "echo-tenant", Chart: "charts/echo-tenant", Kind: "Echo"},
+			{Name: "echo-bare", Chart: "charts/echo-bare"},
+		},
 	}
 	src.Status = status
 	if err := c.Status().Update(ctx, src); err != nil {

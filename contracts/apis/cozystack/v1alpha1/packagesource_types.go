@@ -56,9 +56,9 @@ const (
 // The spec holds only what the cluster operator decides: where the artifact
 // is and how to fetch it. Everything the catalog author decides (name,
 // version, requirements, provided kinds, variants and components with their
-// privileges and RBAC) is in the artifact's config blob, versioned and
-// digested together with the charts it describes, and is copied into
-// status. So a variant can never point at a chart the artifact lacks, a
+// privileges and RBAC, application charts) is in the artifact's config
+// blob, versioned and digested together with the charts it describes, and
+// is copied into status. So a variant can never point at a chart the artifact lacks, a
 // version pin pins the components as well as the charts, and nobody can
 // raise a component's privileges without publishing a new artifact.
 //
@@ -180,6 +180,12 @@ type PackageSourceStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	Variants []PackageVariant `json:"variants,omitempty"`
+	// Applications of Artifact: the charts published for
+	// ApplicationDefinitions, never installed by a Package.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Applications []PackageApplication `json:"applications,omitempty"`
 }
 
 // ArtifactStatus identifies one pulled revision.
@@ -204,7 +210,7 @@ type ArtifactStatus struct {
 // ChartArtifact is one chart layer of an artifact.
 type ChartArtifact struct {
 	// Path is the layer's org.opencontainers.image.title, the chart path
-	// components refer to.
+	// components and applications refer to.
 	Path string `json:"path"`
 	// Name and Version are the chart's, from its Chart.yaml.
 	Name    string `json:"name"`
@@ -284,6 +290,28 @@ type PackageVariant struct {
 	// +listType=map
 	// +listMapKey=name
 	Components []PackageComponent `json:"components"`
+}
+
+// PackageApplication is an application chart of a catalog (postgres,
+// redis, ...): the operator publishes it as an ExternalArtifact, like a
+// component's chart, for the ApplicationDefinitions whose release.source
+// and release.component name it; the application API then installs it
+// once per object, in the tenant's namespace. A Package never installs it:
+// it has no namespace, dependencies, RBAC or values of its own.
+type PackageApplication struct {
+	// Name of the application, a DNS label unique among the catalog's
+	// applications and distinct from every component name: the component
+	// of its ExternalArtifact's name, ComponentArtifactName(source, name),
+	// which an ApplicationDefinition gives as release.component.
+	Name string `json:"name"`
+	// Chart is the chart's path in the artifact (the title of its layer),
+	// e.g. "charts/postgres".
+	Chart string `json:"chart"`
+	// Kind is the apps.cozystack.io kind whose ApplicationDefinition
+	// installs the chart, e.g. "Postgres"; one of
+	// provides.applicationKinds.
+	// +optional
+	Kind string `json:"kind,omitempty"`
 }
 
 // PackageComponent is one chart installed as one HelmRelease.

@@ -51,11 +51,21 @@ const (
 // HelmRelease returns the name of the HelmRelease installing component of
 // Package pkg: at most MaxReleaseName characters, a DNS-1123 label (so the
 // Helm release name, and chart objects named after it, are valid), unique
-// for each exact (pkg, component) pair. The ServiceAccount, Role and
-// RoleBinding of the component share it (they live in the component's
-// namespace).
+// for each exact (pkg, component) pair.
 func HelmRelease(pkg, component string) string {
 	return hashed(MaxReleaseName, pkg, component)
+}
+
+// InstallerSuffix ends the names of a component's installing identity.
+const InstallerSuffix = "-installer"
+
+// Installer returns the name of the ServiceAccount, Role and RoleBinding a
+// component's HelmRelease installs through, in the component's namespace:
+// HelmRelease(pkg, component) + InstallerSuffix. Not the release name
+// itself: charts name their own ServiceAccounts and Roles after the
+// release, and Helm refuses to install over an object it does not own.
+func Installer(pkg, component string) string {
+	return HelmRelease(pkg, component) + InstallerSuffix
 }
 
 // ClusterRBAC returns the name of the ClusterRole and ClusterRoleBinding

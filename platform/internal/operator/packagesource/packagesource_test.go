@@ -65,6 +65,34 @@ func TestCheckComponentCharts(t *testing.T) {
 	if !errors.Is(err, artifact.ErrInvalidArtifact) || !strings.Contains(err.Error(), `variants[1].components[0] "web" uses chart "charts/web2"`) {
 		t.Errorf("different charts under one name: %v", err)
 	}
+	// Catalog.Validate, which artifact.Pull runs first, says the same
+	// with the field path of the catalog.
+	bad := cat("charts/web2")
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `variants[1].components[0].chart: Invalid value: "charts/web2": component "web" uses chart "charts/web"`) {
+		t.Errorf("Validate: %v", err)
+	}
+
+	withApps := func(names ...string) *artifact.Catalog {
+		c := cat("charts/web")
+		for _, n := range names {
+			c.Applications = append(c.Applications, v1alpha1.PackageApplication{Name: n, Chart: "charts/" + n})
+		}
+		return c
+	}
+	if err := checkComponentCharts(withApps("db", "cache")); err != nil {
+		t.Errorf("applications with names of their own: %v", err)
+	}
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"web"}, `applications[0] "web": another component or application has that name`},
+		{[]string{"db", "db"}, `applications[1] "db"`},
+	} {
+		if err := checkComponentCharts(withApps(tc.names...)); !errors.Is(err, artifact.ErrInvalidArtifact) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("applications %v: %v, want %q", tc.names, err, tc.want)
+		}
+	}
 }
 
 func TestDockerCredential(t *testing.T) {

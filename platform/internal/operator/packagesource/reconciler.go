@@ -10,9 +10,11 @@
 //  3. checks the catalog's minPlatformVersion and required K3 properties
 //     against this platform before publishing anything;
 //  4. serves the new revision's charts (package artifactserver) and
-//     publishes one ExternalArtifact per component in cozy-system, named
-//     v1alpha1.ComponentArtifactName(source, component) (contract K1),
-//     writing its status as a Flux source controller would;
+//     publishes one ExternalArtifact per component and per application in
+//     cozy-system, named v1alpha1.ComponentArtifactName(source, name)
+//     (contract K1), writing its status as a Flux source controller would.
+//     Packages install components; applications are only published, for
+//     the ApplicationDefinitions that name them;
 //  5. reports status: the served artifact, the catalog metadata, and
 //     Ready/Reconciling/Stalled with one of the reasons of
 //     v1alpha1.PackageSource.
@@ -153,6 +155,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		ps.Status.Catalog = &info
 		ps.Status.Libraries = served.Catalog.Libraries
 		ps.Status.Variants = served.Catalog.Variants
+		ps.Status.Applications = served.Catalog.Applications
 	}
 	r.event(&ps, result)
 	status.Apply(&ps.Status.Conditions, ps.Generation, result)
@@ -249,8 +252,12 @@ func pullFailure(display string, err error, keep string) status.Result {
 }
 
 // checkComponentCharts enforces what ComponentArtifactName implies: one
-// ExternalArtifact per component name, so a component name that appears in
-// several variants must use the same chart in all of them.
+// ExternalArtifact per name, so a component name that appears in several
+// variants must use the same chart in all of them, and no application may
+// take a component's name. Catalog.Validate (run by artifact.Pull, and by
+// cozypkg build) has the same rules; this guards publish, which relies on
+// them, against a contracts version that would let such a catalog
+// through.
 func checkComponentCharts(c *artifact.Catalog) error {
 	chart := map[string]string{}
 	for i, v := range c.Variants {
@@ -261,6 +268,14 @@ func checkComponentCharts(c *artifact.Catalog) error {
 			}
 			chart[comp.Name] = comp.Chart
 		}
+	}
+	apps := map[string]bool{}
+	for i, app := range c.Applications {
+		if _, ok := chart[app.Name]; ok || apps[app.Name] {
+			return fmt.Errorf("%w: applications[%d] %q: another component or application has that name: each names its own ExternalArtifact; rename one",
+				artifact.ErrInvalidArtifact, i, app.Name)
+		}
+		apps[app.Name] = true
 	}
 	return nil
 }
@@ -292,15 +307,15 @@ func artifactStatus(a *artifact.Artifact, reference string, now metav1.Time) *v1
 var errConflict = errors.New("conflict")
 
 // publish serves a's charts and makes the ExternalArtifacts of ps match:
-// one per component name, pointing at its chart; stale ones deleted.
+// one per component name and per application name, pointing at its chart;
+// stale ones deleted. Publishing is all an application gets here: no
+// Package installs it (package pkg reads only status.variants).
 func (r *Reconciler) publish(ctx context.Context, ps *v1alpha1.PackageSource, a *artifact.Artifact) error {
 	r.Server.Publish(ps.Name, a.Charts)
 	want := map[string]artifact.Chart{}
-	for _, v := range a.Catalog.Variants {
-		for _, comp := range v.Components {
-			c, _ := a.Chart(comp.Chart) // artifact.Pull guarantees every component's chart
-			want[v1alpha1.ComponentArtifactName(ps.Name, comp.Name)] = c
-		}
+	for name, path := range a.Catalog.PublishedCharts() {
+		c, _ := a.Chart(path) // artifact.Pull guarantees every component's and application's chart
+		want[v1alpha1.ComponentArtifactName(ps.Name, name)] = c
 	}
 	var errs []error
 	for name, chart := range want {

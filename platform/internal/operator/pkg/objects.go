@@ -108,7 +108,7 @@ func build(p *plan, c plannedComponent, tenant bool) *desired {
 			Name:       v1alpha1.ComponentArtifactName(p.source.Name, c.Name),
 			Namespace:  v1alpha1.SystemNamespace,
 		},
-		ServiceAccountName: c.Release,
+		ServiceAccountName: d.identity.ServiceAccount.Name,
 		DependsOn:          c.DependsOn,
 		Suspend:            p.held,
 		// DisableTakeOwnership: helm-controller v1.4 otherwise adopts

@@ -100,10 +100,15 @@ func newView(p *v1alpha1.Package, src *v1alpha1.PackageSource, platform requirem
 		compNames = append(compNames, c.Name)
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Spec.Components)) {
-		if _, ok := byName[name]; !ok {
-			return stalled(v1alpha1.ReasonComponentMissing, "spec.components[%q]: variant %s has no such component; its components: %s",
-				name, variant.Name, strings.Join(compNames, ", "))
+		if _, ok := byName[name]; ok {
+			continue
 		}
+		if slices.ContainsFunc(src.Status.Applications, func(a v1alpha1.PackageApplication) bool { return a.Name == name }) {
+			return stalled(v1alpha1.ReasonComponentMissing, "spec.components[%q]: %s is an application of catalog %s, which tenants install through its ApplicationDefinition, never a Package: remove it from spec.components; the variant's components: %s",
+				name, name, src.Status.Catalog.Name, strings.Join(compNames, ", "))
+		}
+		return stalled(v1alpha1.ReasonComponentMissing, "spec.components[%q]: variant %s has no such component; its components: %s",
+			name, variant.Name, strings.Join(compNames, ", "))
 	}
 	v := &view{pkg: p, source: src, variant: variant}
 	var privileged []string

@@ -61,6 +61,12 @@ func TestNewViewRefusals(t *testing.T) {
 			p.Spec.Components = map[string]v1alpha1.PackageComponentSettings{"nope": {}}
 			return p
 		}, source("s", nil, comp("a")), v1alpha1.ReasonComponentMissing, status.KindStalled, []string{`spec.components["nope"]`, "its components: a"}},
+		{"an application named as a component", func() *v1alpha1.Package {
+			p := pkgOf("p", "s")
+			p.Spec.Components = map[string]v1alpha1.PackageComponentSettings{"pg": {}}
+			return p
+		}, withApp(source("s", nil, comp("a")), "pg"), v1alpha1.ReasonComponentMissing, status.KindStalled,
+			[]string{`spec.components["pg"]: pg is an application of catalog s`, "never a Package", "components: a"}},
 		{"enabled depends on disabled", func() *v1alpha1.Package {
 			p := pkgOf("p", "s")
 			p.Spec.Components = map[string]v1alpha1.PackageComponentSettings{"a": {Enabled: ptr.To(false)}}
@@ -90,6 +96,31 @@ func TestNewViewRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// withApp adds an application chart to s's status, as the operator copies
+// it from the catalog.
+func withApp(s *v1alpha1.PackageSource, name string) *v1alpha1.PackageSource {
+	s.Status.Applications = append(s.Status.Applications, v1alpha1.PackageApplication{Name: name, Chart: "charts/" + name})
+	s.Status.Artifact.Charts = append(s.Status.Artifact.Charts, v1alpha1.ChartArtifact{Path: "charts/" + name, Digest: "sha256:" + name})
+	return s
+}
+
+// Applications are published, never installed: the plan holds the
+// variant's components only.
+func TestPlanSkipsApplications(t *testing.T) {
+	v := mustView(t, pkgOf("p", "s"), withApp(source("s", nil, comp("a"), comp("b", "a")), "pg"))
+	pl, res := newPlan(v, map[string]*view{"p": v})
+	if res != nil {
+		t.Fatalf("refused: %+v", res)
+	}
+	var got []string
+	for _, c := range pl.components {
+		got = append(got, c.Name)
+	}
+	if strings.Join(got, ",") != "a,b" {
+		t.Errorf("planned %v, want the components a,b and not the application pg", got)
 	}
 }
 

@@ -66,6 +66,9 @@ type Reconciler struct {
 	APIReader client.Reader
 	Platform  requirements.Platform
 	Recorder  events.EventRecorder
+	// DisableWait makes every release install and upgrade without waiting
+	// for its workloads (cozystack-operator --disable-wait).
+	DisableWait bool
 }
 
 // SetupWithManager registers the reconciler. A change of any Package or
@@ -169,7 +172,10 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package) (status.R
 		if err != nil {
 			return status.Result{}, nil, false, err
 		}
-		ds = append(ds, build(pl, c, tenant))
+		d := build(pl, c, tenant)
+		d.release.Spec.Install.DisableWait = r.DisableWait
+		d.release.Spec.Upgrade.DisableWait = r.DisableWait
+		ds = append(ds, d)
 	}
 	msg, err := r.guard(ctx, p.Name, ds)
 	if err != nil {

@@ -52,13 +52,13 @@ type Identity struct {
 
 // For returns the identity of component comp of Package pkg, to be created
 // in comp.Namespace. The namespaced objects are named
-// names.HelmRelease(pkg, comp.Name), the cluster-scoped ones
+// names.Installer(pkg, comp.Name), the cluster-scoped ones
 // names.ClusterRBAC(pkg, comp.Name); every object carries meta's labels and
 // annotations (the owner marks the guard checks). Whether a privileged
 // component may be installed at all is the caller's decision
 // (PackageSpec.AllowPrivileged); For only reflects what is declared.
 func For(pkg string, comp v1alpha1.PackageComponent, meta metav1.ObjectMeta) Identity {
-	name := names.HelmRelease(pkg, comp.Name)
+	name := names.Installer(pkg, comp.Name)
 	nsMeta := func() metav1.ObjectMeta {
 		m := *meta.DeepCopy()
 		m.Name, m.Namespace = name, comp.Namespace

@@ -18,7 +18,7 @@ func TestForPlainComponent(t *testing.T) {
 	comp := v1alpha1.PackageComponent{Name: "echo", Namespace: "cozy-echo", Rules: []rbacv1.PolicyRule{cmRule}}
 	meta := metav1.ObjectMeta{Labels: map[string]string{"l": "v"}, Annotations: map[string]string{names.AnnotationPackage: "demo"}}
 	id := For("demo", comp, meta)
-	name := names.HelmRelease("demo", "echo")
+	name := names.Installer("demo", "echo")
 
 	if id.ClusterRole != nil || id.ClusterRoleBinding != nil {
 		t.Fatal("a component that is not privileged got cluster-wide RBAC")
@@ -66,7 +66,7 @@ func TestForPrivilegedComponent(t *testing.T) {
 	if diff := cmp.Diff([]rbacv1.PolicyRule{crdRule}, id.ClusterRole.Rules); diff != "" {
 		t.Errorf("ClusterRole rules: exactly clusterRules (-want +got):\n%s", diff)
 	}
-	wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: names.HelmRelease("demo", "op"), Namespace: "cozy-op"}}
+	wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: names.Installer("demo", "op"), Namespace: "cozy-op"}}
 	if diff := cmp.Diff(wantSubjects, id.ClusterRoleBinding.Subjects); diff != "" {
 		t.Errorf("ClusterRoleBinding subjects (-want +got):\n%s", diff)
 	}

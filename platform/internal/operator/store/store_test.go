@@ -14,8 +14,9 @@ import (
 	"cozystack.io/contracts/artifact/build"
 )
 
-// catalogDir is the operator's acceptance catalog.
-const catalogDir = "../testdata/catalog"
+// catalogDir is the operator's acceptance catalog, contracts' test
+// catalog.
+const catalogDir = "../../../../contracts/artifact/testdata/catalog"
 
 func blobExists(dir, encoded string) bool {
 	_, err := os.Stat(filepath.Join(dir, "blobs", "sha256", encoded))
@@ -63,7 +64,7 @@ func TestServeDiscardForget(t *testing.T) {
 		t.Fatalf("after reopening: served %v %v %v, want %s", desc.Digest, ok, err, a.Manifest.Digest)
 	}
 	again, err := s2.Load(ctx, desc.Digest)
-	if err != nil || again.Revision() != a.Revision() || len(again.Charts) != 2 {
+	if err != nil || again.Revision() != a.Revision() || len(again.Charts) != 3 {
 		t.Fatalf("Load: %v %+v", err, again)
 	}
 	rc, err := s2.Open(ctx, again.Charts[0].Descriptor)

@@ -249,16 +249,34 @@ func fromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease, spec func(*kinds.Kin
 	return app, nil
 }
 
+// ReasonWaitingForClusterValues is the reason of an application's Ready
+// condition while its namespace has no cluster values (contract K2): the
+// HelmRelease waits, since its valuesFrom is not optional, instead of
+// rendering with empty values.
+const ReasonWaitingForClusterValues = "WaitingForClusterValues"
+
+// helmValuesError is helm-controller's (v1.4) Ready reason when a
+// valuesFrom reference cannot be read.
+const helmValuesError = "ValuesError"
+
 // Status synthesizes an application's status from its HelmRelease: the
 // Ready and Released conditions (Ready is Unknown, reason Reconciling, until
-// helm-controller has reported), observedGeneration when the HelmRelease
-// has been reconciled, and version, the chart revision last attempted.
+// helm-controller has reported; False, reason WaitingForClusterValues, while
+// helm-controller cannot read the K2 values object), observedGeneration when
+// the HelmRelease has been reconciled, and version, the chart revision last
+// attempted.
 func Status(hr *helmv2.HelmRelease) map[string]any {
 	var conds []any
 	ready := apimeta.FindStatusCondition(hr.Status.Conditions, meta.ReadyCondition)
 	if ready == nil {
 		ready = &metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionUnknown, Reason: "Reconciling",
 			Message: "waiting for helm-controller to reconcile the HelmRelease", LastTransitionTime: hr.CreationTimestamp}
+	} else if ready.Status == metav1.ConditionFalse && ready.Reason == helmValuesError && strings.Contains(ready.Message, ClusterValuesConfigMap) {
+		waiting := *ready
+		waiting.Reason = ReasonWaitingForClusterValues
+		waiting.Message = fmt.Sprintf("waiting for the cluster values %s in namespace %s, which cozystack-controller projects into every tenant namespace (helm-controller: %s)",
+			ClusterValuesConfigMap, hr.Namespace, ready.Message)
+		ready = &waiting
 	}
 	for _, c := range []*metav1.Condition{ready, apimeta.FindStatusCondition(hr.Status.Conditions, helmv2.ReleasedCondition)} {
 		if c == nil {

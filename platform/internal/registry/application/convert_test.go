@@ -226,3 +226,48 @@ func TestManagedFieldsRoundTrip(t *testing.T) {
 		t.Error("a user-set managed-fields annotation reached the HelmRelease")
 	}
 }
+
+func TestStatusReady(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason, message, wantReason string
+	}{
+		{"cluster values missing", "ValuesError", "could not resolve ConfigMap chart values reference 'tenant-x/cozystack-values' with key 'values.yaml': configmaps \"cozystack-values\" not found", ReasonWaitingForClusterValues},
+		{"other values error", "ValuesError", "could not resolve Secret chart values reference 'x/other'", "ValuesError"},
+		{"install failed", "InstallFailed", "cozystack-values mentioned but not a values error", "InstallFailed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-x"}}
+			hr.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: tc.reason, Message: tc.message}}
+			ready := Status(hr)["conditions"].([]any)[0].(map[string]any)
+			if ready["reason"] != tc.wantReason || ready["status"] != "False" {
+				t.Errorf("Ready = %v/%v, want False/%s", ready["status"], ready["reason"], tc.wantReason)
+			}
+			if tc.wantReason == ReasonWaitingForClusterValues && !strings.Contains(ready["message"].(string), "cozystack-controller") {
+				t.Errorf("message %q does not say who provides the values", ready["message"])
+			}
+		})
+	}
+}
+
+func TestKeepValuesSource(t *testing.T) {
+	desired := []helmv2.ValuesReference{{Kind: "ConfigMap", Name: ClusterValuesConfigMap, ValuesKey: ClusterValuesKey}}
+	for _, tc := range []struct {
+		name    string
+		current []helmv2.ValuesReference
+		want    string
+	}{
+		{"none yet", nil, "ConfigMap"},
+		{"moved to the legacy Secret by cozystack-controller", []helmv2.ValuesReference{{Kind: "Secret", Name: ClusterValuesConfigMap, ValuesKey: ClusterValuesKey}}, "Secret"},
+		{"on the ConfigMap", []helmv2.ValuesReference{{Kind: "ConfigMap", Name: ClusterValuesConfigMap, ValuesKey: ClusterValuesKey}}, "ConfigMap"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := keepValuesSource(tc.current, desired)
+			if len(got) != 1 || got[0].Kind != tc.want || got[0].Name != ClusterValuesConfigMap {
+				t.Errorf("valuesFrom = %+v, want kind %s", got, tc.want)
+			}
+			if desired[0].Kind != "ConfigMap" {
+				t.Error("desired was modified")
+			}
+		})
+	}
+}

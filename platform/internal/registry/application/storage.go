@@ -22,9 +22,11 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/apiserver/kinds"
 )
 
@@ -49,6 +51,7 @@ type REST struct {
 	client    client.WithWatch
 	releases  *ReleaseCache
 	lister    *ReleaseLister
+	ns        corelisters.NamespaceLister
 	converted memo
 	specs     specs
 }
@@ -67,12 +70,18 @@ type Backend struct {
 	// Releases, when set, serves the lists that may come from a cache
 	// (see List).
 	Releases *ReleaseCache
+	// Namespaces, when set, tells which object (ConfigMap or, during the
+	// migration from it, the legacy Secret) new HelmReleases in a
+	// namespace take cluster values from: the namespace annotation
+	// cozystack.io/values-source (contract K2). Without it, or for a
+	// namespace it does not know yet, the ConfigMap.
+	Namespaces corelisters.NamespaceLister
 }
 
 // NewREST returns the storage of kind. The backend's parts are the
 // caller's; Destroy leaves them alone.
 func NewREST(kind *kinds.Kind, b Backend) *REST {
-	return &REST{kind: kind, client: b.Client, releases: b.Releases, lister: b.Lister}
+	return &REST{kind: kind, client: b.Client, releases: b.Releases, lister: b.Lister, ns: b.Namespaces}
 }
 
 var (
@@ -406,6 +415,7 @@ func (r *REST) create(ctx context.Context, app *unstructured.Unstructured, creat
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
+		hr.Spec.ValuesFrom[0].Kind = r.valuesKind(app.GetNamespace())
 		err = r.client.Create(ctx, hr, &client.CreateOptions{DryRun: dryRun, FieldManager: FieldManager})
 		if err == nil {
 			return r.fromHelmRelease(hr)
@@ -524,7 +534,7 @@ func (r *REST) update(ctx context.Context, name string, objInfo rest.UpdatedObje
 	hr.Finalizers = desired.Finalizers
 	hr.OwnerReferences = desired.OwnerReferences
 	hr.Spec.ChartRef = desired.Spec.ChartRef
-	hr.Spec.ValuesFrom = desired.Spec.ValuesFrom
+	hr.Spec.ValuesFrom = keepValuesSource(current.Spec.ValuesFrom, desired.Spec.ValuesFrom)
 	hr.Spec.Install = desired.Spec.Install
 	hr.Spec.Upgrade = desired.Spec.Upgrade
 	hr.Spec.Interval = desired.Spec.Interval
@@ -537,6 +547,45 @@ func (r *REST) update(ctx context.Context, name string, objInfo rest.UpdatedObje
 	}
 	out, err = r.fromHelmRelease(hr)
 	return out, false, false, err
+}
+
+// valuesKind is the kind of the K2 values object of namespace ns: what its
+// annotation cozystack.io/values-source selects, or ConfigMap.
+func (r *REST) valuesKind(ns string) string {
+	if r.ns == nil {
+		return v1alpha1.ValuesKind(v1alpha1.ValuesSourceConfigMap)
+	}
+	n, err := r.ns.Get(ns)
+	if err != nil {
+		return v1alpha1.ValuesKind(v1alpha1.ValuesSourceConfigMap)
+	}
+	source, err := v1alpha1.ValuesSource(n.Annotations)
+	if err != nil {
+		// A bad annotation is cozystack-controller's to report (Stalled);
+		// the ConfigMap is the source of truth meanwhile.
+		source = v1alpha1.ValuesSourceConfigMap
+	}
+	return v1alpha1.ValuesKind(source)
+}
+
+// keepValuesSource is the valuesFrom of an updated HelmRelease: desired's,
+// except that a K2 reference the current one has keeps its kind.
+// cozystack-controller moves references between the ConfigMap and the
+// legacy Secret during the migration (contract K2, k2-migration.md); an
+// update of the application must not move it back.
+func keepValuesSource(current, desired []helmv2.ValuesReference) []helmv2.ValuesReference {
+	out := append([]helmv2.ValuesReference(nil), desired...)
+	for i := range out {
+		if out[i].Name != ClusterValuesConfigMap {
+			continue
+		}
+		for _, c := range current {
+			if c.Name == ClusterValuesConfigMap && (c.Kind == "Secret" || c.Kind == "ConfigMap") {
+				out[i].Kind = c.Kind
+			}
+		}
+	}
+	return out
 }
 
 // checkPreconditions applies objInfo's preconditions to the stored object,

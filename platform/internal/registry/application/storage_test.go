@@ -31,6 +31,8 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/warning"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -497,9 +499,17 @@ func TestGetNotFound(t *testing.T) {
 			t.Errorf("get %s: %q (details %+v), want %q", name, st.Message, st.Details, want)
 		}
 	}
-	// resourceVersion passes through: "0" may be served from the watch cache.
+	// resourceVersion passes through: "0" may be served from the watch
+	// cache, which may not hold a just-created object yet (any version is
+	// a valid answer), so the test waits for it.
 	f.create("main", `spec: {}`)
-	if _, err := f.rest.Get(f.ctx, "main", &metav1.GetOptions{ResourceVersion: "0"}); err != nil {
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if _, err = f.rest.Get(f.ctx, "main", &metav1.GetOptions{ResourceVersion: "0"}); err == nil {
+			break
+		}
+	}
+	if err != nil {
 		t.Errorf("get at resourceVersion 0: %v", err)
 	}
 }
@@ -991,5 +1001,46 @@ func TestNames(t *testing.T) {
 	}
 	if gvk := r.NewList().GetObjectKind().GroupVersionKind(); gvk.Kind != "PostgresList" {
 		t.Errorf("NewList() = %s", gvk)
+	}
+}
+
+// A namespace moved back to the legacy Secret (contract K2 migration) gets
+// new HelmReleases that read it, and an update keeps what
+// cozystack-controller chose.
+func TestCreateTakesValuesSourceFromNamespace(t *testing.T) {
+	f := newFixture(t, storageKind(t))
+	ns := &corev1.Namespace{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Name: f.ns}, ns); err != nil {
+		t.Fatal(err)
+	}
+	ns.Annotations = map[string]string{v1alpha1.AnnotationValuesSource: v1alpha1.ValuesSourceSecret}
+	if err := f.c.Update(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	factory := informers.NewSharedInformerFactory(kubernetes.NewForConfigOrDie(env.Config), 0)
+	lister := factory.Core().V1().Namespaces().Lister()
+	stop := make(chan struct{})
+	defer close(stop)
+	factory.Start(stop)
+	factory.WaitForCacheSync(stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := lister.Get(f.ns)
+		if err == nil && n.Annotations[v1alpha1.AnnotationValuesSource] == v1alpha1.ValuesSourceSecret {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("namespace annotation never reached the informer")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	f.rest = NewREST(f.kind, Backend{Client: f.c, Lister: newLister(t), Namespaces: lister})
+	f.create("main", `{spec: {}}`)
+	hr, err := f.helmRelease("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hr.Spec.ValuesFrom; len(got) != 1 || got[0].Kind != "Secret" || got[0].Name != ClusterValuesConfigMap {
+		t.Fatalf("valuesFrom = %+v, want the legacy Secret %s", got, ClusterValuesConfigMap)
 	}
 }

@@ -1,0 +1,182 @@
+// Package charttest renders a catalog's application charts the way
+// helm-controller does (Helm's loader, values coalescing, values.schema.json
+// validation and engine), with the cluster values (contract K2) a tenant
+// namespace carries, and turns the result into objects for golden files and
+// server-side dry-run. It also walks values schemas for the K4 checks, and
+// picks the CRDs a dry-run installs. Only tests (and test-like checks) use
+// it; every catalog shares it through cozystack.io/sdk, since a catalog may
+// not import another's code.
+//
+// # Shapes
+//
+//   - Values and schemas are map[string]any trees as JSON or YAML decode
+//     them (sigs.k8s.io/yaml): objects map[string]any, arrays []any,
+//     numbers float64.
+//   - A render ([Render]) is map[string]string: the template's path in
+//     the chart ("<chart>/templates/<file>", "<chart>/charts/<dep>/...")
+//     to the manifest text it produced, possibly empty. [Manifest] and
+//     [Objects] read it in template-path order.
+//   - A schema path from [StrictnessViolations] is one string, "/" joined,
+//     "" for the root: "/*" steps into a map's items (additionalProperties
+//     as a schema), "/[]" into an array's items. A path from [StrictPaths]
+//     is a []string of property names, nil for the root, with "x" standing
+//     for a map's item; [PathString] prints it.
+//   - CRDs are *apiextensionsv1.CustomResourceDefinition, decoded from
+//     multi-document YAML files whose other kinds are skipped.
+//
+// # Errors
+//
+// Nothing here panics on a bad chart or schema; every failure is an error:
+//   - [Load]: Helm's loader errors (missing Chart.yaml, a bad dependency
+//     archive, ...).
+//   - [Render]: a values schema violation is Helm's error
+//     ("values don't meet the specifications of the schema(s) ...") naming
+//     the offending key (so a test can look for [UnknownKey]); a template
+//     error (required, fail, a bad function call) is Helm's engine error
+//     naming the template. Dependency processing errors come first.
+//   - [Objects]: a document that does not decode is an error prefixed by
+//     its template's path.
+//   - [ReadValues]: a YAML error.
+//   - [WithoutReservedKeys]: an error when the schema has no properties or
+//     lacks one of the [ReservedKeys].
+//   - [ChartCRDs], [InstallCRDs]: file and decoding errors naming the file
+//     and document; an API error from installing, prefixed by which set
+//     (the upstream CRDs or the charts') failed.
+package charttest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// Namespace is the tenant namespace the tests render and dry-run into.
+const Namespace = "tenant-test"
+
+// K2Values returns the `_cluster` and `_namespace` objects as
+// cozystack-controller projects them into Namespace with a ClusterValues
+// holding only required fields and defaults. Each call returns a fresh
+// copy.
+func K2Values() map[string]any {
+	return map[string]any{
+		"_cluster": map[string]any{
+			"root-host":                          "example.org",
+			"api-server-endpoint":                "https://api.example.org:6443",
+			"cluster-domain":                     "cozy.local",
+			"expose-ingress":                     "tenant-root",
+			"issuer-name":                        "letsencrypt-prod",
+			"clusterissuer":                      "http01",
+			"oidc-enabled":                       "false",
+			"gateway-api":                        "false",
+			"gateway-class-name":                 "cilium",
+			"cpu-allocation-ratio":               "10",
+			"memory-allocation-ratio":            "1",
+			"ephemeral-storage-allocation-ratio": "40",
+		},
+		"_namespace": map[string]any{"host": "test.example.org"},
+	}
+}
+
+// WithK2 returns values (a tenant's spec; nil is empty) with K2Values
+// added, as the HelmRelease's valuesFrom adds them. values is not changed.
+func WithK2(values map[string]any) map[string]any {
+	out := maps.Clone(values)
+	if out == nil {
+		out = map[string]any{}
+	}
+	maps.Copy(out, K2Values())
+	return out
+}
+
+// Load loads a chart directory with its vendored dependencies. Render
+// changes the chart it is given, so load a fresh one to render again with
+// other values.
+func Load(dir string) (*chart.Chart, error) { return loader.LoadDir(dir) }
+
+// Render renders c as release name in Namespace with values, validating the
+// merged values against the chart's values.schema.json as Helm does on
+// install. It returns the manifests by template path.
+func Render(c *chart.Chart, name string, values map[string]any) (map[string]string, error) {
+	if err := chartutil.ProcessDependenciesWithMerge(c, values); err != nil {
+		return nil, err
+	}
+	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: name, Namespace: Namespace, IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Render(c, vals)
+}
+
+// generated matches the passwords charts generate (randAlphaNum 32), which
+// change at every render; digests matches SHA-256 sums in hex, which are
+// of such passwords (checksum annotations, password hashes).
+var (
+	generated = regexp.MustCompile(`\b[A-Za-z0-9]{32}\b`)
+	digests   = regexp.MustCompile(`\b[a-f0-9]{64}\b`)
+)
+
+// Manifest joins the non-empty manifests of a render in template-path
+// order, each headed by "# Source: <path>", leaving out helper templates
+// (.tpl), with SHA-256 sums replaced by <sha256> and generated passwords
+// (32 letters and digits) by <generated>: the stable text golden files
+// hold.
+func Manifest(out map[string]string) string {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(out)) {
+		text := strings.TrimSpace(out[name])
+		if text == "" || strings.HasSuffix(name, ".tpl") {
+			continue
+		}
+		b.WriteString("# Source: " + name + "\n" + text + "\n")
+	}
+	return generated.ReplaceAllString(digests.ReplaceAllString(b.String(), "<sha256>"), "<generated>")
+}
+
+// Objects decodes every non-empty YAML document of a render, in
+// template-path order.
+func Objects(out map[string]string) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	for _, name := range slices.Sorted(maps.Keys(out)) {
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(out[name])), 4096)
+		for {
+			var m map[string]any
+			if err := dec.Decode(&m); err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if len(m) == 0 {
+				continue
+			}
+			objs = append(objs, &unstructured.Unstructured{Object: m})
+		}
+	}
+	return objs, nil
+}
+
+// ReadValues decodes a YAML values file; nil or empty data gives an empty
+// map.
+func ReadValues(data []byte) (map[string]any, error) {
+	var m map[string]any
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}

@@ -1,0 +1,416 @@
+// Package mainjob is the main job of the project, end to end on a running
+// cluster where cozystack-api, cozystack-controller and cozystack-operator
+// already run (`make demo` starts them on the local control plane): as the
+// cluster operator, publish the platform's own catalog and both service
+// catalogs to the OCI registry and install them (PackageSources, Packages,
+// ApplicationDefinitions, cluster values, the root tenant); then, as a
+// tenant, create a child Tenant and a Postgres in it and wait until both
+// are Ready.
+//
+// Every step prints one line of progress; an error names the step and the
+// last state seen.
+package mainjob
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"oras.land/oras-go/v2/registry/remote"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/artifact/build"
+	"cozystack.io/contracts/crds"
+	"cozystack.io/sdk/localcp"
+)
+
+// Config is where the job runs.
+type Config struct {
+	// RepoRoot holds platform/, catalogs/services and
+	// catalogs/virtualization: the catalog directories published.
+	RepoRoot string
+	// Kube is an admin configuration of the cluster.
+	Kube *rest.Config
+	// Registry is host:port of the OCI registry catalogs are pushed to,
+	// over plain HTTP (a loopback registry).
+	Registry string
+	// Out receives the progress lines.
+	Out io.Writer
+	// Timeout bounds each wait; 0 means 5 minutes.
+	Timeout time.Duration
+}
+
+// The catalogs the job publishes, by PackageSource name, with the
+// directory under RepoRoot, whether a Package installs their system
+// components, and the components it leaves out.
+var catalogs = []struct {
+	name, dir string
+	install   bool
+	disabled  []string
+}{
+	{"platform", "platform", false, nil},
+	{"services", "catalogs/services", true, nil},
+	// LINSTOR's CRDs come only from a mirror directory (no Go module ships
+	// them, catalogs/virtualization/crds.yaml), which a fresh checkout
+	// lacks, and its chart creates a LinstorCluster.
+	{"virtualization", "catalogs/virtualization", true, []string{"piraeus-operator"}},
+}
+
+// Tenant and application the job creates as a tenant.
+const (
+	RootNamespace = "tenant-root"
+	TenantName    = "demo"
+	TenantNS      = "tenant-demo"
+	PostgresName  = "db"
+)
+
+var (
+	tenantsGVR   = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "tenants"}
+	postgresGVR  = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "postgreses"}
+	fieldManager = client.FieldOwner("cozystack-main-job")
+)
+
+// Run runs the job. It is idempotent: objects are applied server-side, and
+// a second run finds everything in place.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Minute
+	}
+	j := &job{cfg: cfg, tags: map[string]string{}}
+	scheme := localcp.Scheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	var err error
+	if j.c, err = client.New(cfg.Kube, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	if j.dyn, err = dynamic.NewForConfig(cfg.Kube); err != nil {
+		return err
+	}
+	for _, step := range []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"install the cozystack.io CRDs", j.installCRDs},
+		{"publish the catalogs", j.publish},
+		{"install the catalogs", j.install},
+		{"apply the ApplicationDefinitions", j.applyADs},
+		{"set the cluster values and the root tenant", j.clusterValues},
+		{"wait for the catalogs", j.waitCatalogs},
+		{"create a tenant", j.createTenant},
+		{"create a Postgres as the tenant", j.createPostgres},
+	} {
+		start := time.Now()
+		j.printf("%s", step.name)
+		if err := step.run(ctx); err != nil {
+			return fmt.Errorf("%s: %w", step.name, err)
+		}
+		j.printf("  done in %s", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+type job struct {
+	cfg  Config
+	c    client.Client
+	dyn  dynamic.Interface
+	tags map[string]string // catalog name -> the tag publish pushed
+}
+
+func (j *job) printf(format string, args ...any) {
+	fmt.Fprintf(j.cfg.Out, "main job: "+format+"\n", args...)
+}
+
+func (j *job) installCRDs(ctx context.Context) error {
+	list, err := crds.All()
+	if err != nil {
+		return err
+	}
+	return localcp.ApplyCRDs(ctx, j.cfg.Kube, list...)
+}
+
+// publish builds each catalog directory into an OCI artifact and pushes it
+// to <registry>/cozystack/<name>:<version>.
+func (j *job) publish(ctx context.Context) error {
+	for _, cat := range catalogs {
+		repo, err := remote.NewRepository(fmt.Sprintf("%s/cozystack/%s", j.cfg.Registry, cat.name))
+		if err != nil {
+			return err
+		}
+		repo.PlainHTTP = true
+		res, err := build.Build(ctx, filepath.Join(j.cfg.RepoRoot, cat.dir), repo, build.Options{})
+		if err != nil {
+			return fmt.Errorf("catalog %s: %w", cat.name, err)
+		}
+		j.tags[cat.name] = res.Tag
+		j.printf("  pushed %s/cozystack/%s:%s %s", j.cfg.Registry, cat.name, res.Tag, res.Manifest.Digest)
+	}
+	return nil
+}
+
+// install creates a PackageSource per catalog and a Package for those with
+// system components (privileged operators, so allowPrivileged).
+func (j *job) install(ctx context.Context) error {
+	for _, cat := range catalogs {
+		ps := &v1alpha1.PackageSource{
+			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "PackageSource"},
+			ObjectMeta: metav1.ObjectMeta{Name: cat.name},
+			Spec: v1alpha1.PackageSourceSpec{OCI: &v1alpha1.OCISource{
+				Repository: fmt.Sprintf("%s/cozystack/%s", j.cfg.Registry, cat.name), Tag: j.tags[cat.name], PlainHTTP: true,
+			}},
+		}
+		if err := j.c.Patch(ctx, ps, client.Apply, fieldManager, client.ForceOwnership); err != nil {
+			return fmt.Errorf("PackageSource %s: %w", cat.name, err)
+		}
+		if !cat.install {
+			continue
+		}
+		p := &v1alpha1.Package{
+			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Package"},
+			ObjectMeta: metav1.ObjectMeta{Name: cat.name},
+			Spec:       v1alpha1.PackageSpec{SourceRef: v1alpha1.PackageSourceReference{Name: cat.name}, AllowPrivileged: true},
+		}
+		for _, c := range cat.disabled {
+			if p.Spec.Components == nil {
+				p.Spec.Components = map[string]v1alpha1.PackageComponentSettings{}
+			}
+			p.Spec.Components[c] = v1alpha1.PackageComponentSettings{Enabled: ptr(false)}
+		}
+		if err := j.c.Patch(ctx, p, client.Apply, fieldManager, client.ForceOwnership); err != nil {
+			return fmt.Errorf("Package %s: %w", cat.name, err)
+		}
+	}
+	return nil
+}
+
+// applyADs applies the platform's and the catalogs' ApplicationDefinitions
+// (and the policies shipped with them), read from their directories.
+func (j *job) applyADs(ctx context.Context) error {
+	dirs := []string{"platform/applicationdefinitions", "catalogs/services/applicationdefinitions", "catalogs/virtualization/applicationdefinitions"}
+	n := 0
+	for _, dir := range dirs {
+		files, err := filepath.Glob(filepath.Join(j.cfg.RepoRoot, dir, "*.yaml"))
+		if err != nil {
+			return err
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			objs, err := readObjects(f)
+			if err != nil {
+				return err
+			}
+			for _, o := range objs {
+				if err := j.c.Patch(ctx, o, client.Apply, fieldManager, client.ForceOwnership); err != nil {
+					return fmt.Errorf("%s: %s %s: %w", f, o.GetKind(), o.GetName(), err)
+				}
+				n++
+			}
+		}
+	}
+	j.printf("  applied %d objects", n)
+	return nil
+}
+
+func readObjects(path string) ([]*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
+}
+
+// clusterValues sets the ClusterValues singleton and creates the root
+// tenant's namespace: what a platform install configures once.
+func (j *job) clusterValues(ctx context.Context) error {
+	cv := &v1alpha1.ClusterValues{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ClusterValues"},
+		ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ClusterValuesName},
+		Spec: v1alpha1.ClusterValuesSpec{
+			RootHost: "example.org", APIServerEndpoint: j.cfg.Kube.Host,
+		},
+	}
+	if err := j.c.Patch(ctx, cv, client.Apply, fieldManager, client.ForceOwnership); err != nil {
+		return fmt.Errorf("ClusterValues: %w", err)
+	}
+	root := &corev1.Namespace{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: RootNamespace, Labels: map[string]string{
+			v1alpha1.LabelTenant: "root", v1alpha1.LabelHost: "example.org",
+		}},
+	}
+	return j.c.Patch(ctx, root, client.Apply, fieldManager, client.ForceOwnership)
+}
+
+// waitCatalogs waits for every PackageSource and Package to be Ready.
+func (j *job) waitCatalogs(ctx context.Context) error {
+	for _, cat := range catalogs {
+		if err := j.waitReady(ctx, "PackageSource", &v1alpha1.PackageSource{}, cat.name); err != nil {
+			return err
+		}
+		if cat.install {
+			if err := j.waitReady(ctx, "Package", &v1alpha1.Package{}, cat.name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// waitReady waits for the Ready condition of the cluster-scoped object name.
+func (j *job) waitReady(ctx context.Context, kind string, obj client.Object, name string) error {
+	last := "not found"
+	err := j.poll(ctx, func() (bool, error) {
+		if err := j.c.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		var conds []metav1.Condition
+		switch o := obj.(type) {
+		case *v1alpha1.PackageSource:
+			conds = o.Status.Conditions
+		case *v1alpha1.Package:
+			conds = o.Status.Conditions
+		}
+		c := apimeta.FindStatusCondition(conds, "Ready")
+		if c == nil {
+			last = "no Ready condition yet"
+			return false, nil
+		}
+		last = fmt.Sprintf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+		return c.Status == metav1.ConditionTrue && c.ObservedGeneration >= obj.GetGeneration(), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s %s never Ready (last: %s)", kind, name, last)
+	}
+	j.printf("  %s %s: %s", kind, name, last)
+	return nil
+}
+
+func (j *job) createTenant(ctx context.Context) error {
+	if err := j.createApp(ctx, tenantsGVR, "Tenant", RootNamespace, TenantName, map[string]any{}); err != nil {
+		return err
+	}
+	if err := j.waitApp(ctx, tenantsGVR, RootNamespace, TenantName); err != nil {
+		return err
+	}
+	// The tenant's namespace carries its values once cozystack-controller
+	// has projected them.
+	return j.poll(ctx, func() (bool, error) {
+		cm := &corev1.ConfigMap{}
+		err := j.c.Get(ctx, client.ObjectKey{Namespace: TenantNS, Name: v1alpha1.ValuesName}, cm)
+		return err == nil, nil
+	})
+}
+
+func (j *job) createPostgres(ctx context.Context) error {
+	if err := j.createApp(ctx, postgresGVR, "Postgres", TenantNS, PostgresName, map[string]any{"replicas": int64(1)}); err != nil {
+		return err
+	}
+	return j.waitApp(ctx, postgresGVR, TenantNS, PostgresName)
+}
+
+func (j *job) createApp(ctx context.Context, gvr schema.GroupVersionResource, kind, ns, name string, spec map[string]any) error {
+	var err error
+	// The kind is served as soon as cozystack-api has read its AD.
+	pollErr := j.poll(ctx, func() (bool, error) {
+		_, err = j.dyn.Resource(gvr).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps.cozystack.io/v1alpha1", "kind": kind,
+			"metadata": map[string]any{"name": name}, "spec": spec,
+		}}, metav1.CreateOptions{FieldManager: string(fieldManager)})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+		return err == nil, nil
+	})
+	if pollErr != nil {
+		return fmt.Errorf("create %s %s/%s: %v", kind, ns, name, err)
+	}
+	j.printf("  %s %s/%s created", kind, ns, name)
+	return nil
+}
+
+// waitApp waits for the application's Ready condition.
+func (j *job) waitApp(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) error {
+	last := "not found"
+	err := j.poll(ctx, func() (bool, error) {
+		u, err := j.dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Ready" {
+				last = fmt.Sprintf("Ready=%v %v: %v", m["status"], m["reason"], m["message"])
+				return m["status"] == "True", nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s %s/%s never Ready (last: %s)", gvr.Resource, ns, name, last)
+	}
+	j.printf("  %s %s/%s: %s", gvr.Resource, ns, name, last)
+	return nil
+}
+
+func (j *job) poll(ctx context.Context, f func() (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, j.cfg.Timeout)
+	defer cancel()
+	for {
+		ok, err := f()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// Summary is what the job leaves for a person to look at.
+func Summary() string {
+	return strings.Join([]string{
+		"kubectl get packagesources,packages",
+		"kubectl get tenants -n " + RootNamespace,
+		"kubectl get postgreses -n " + TenantNS,
+		"kubectl get helmreleases -A",
+	}, "\n")
+}
+
+func ptr[T any](v T) *T { return &v }
