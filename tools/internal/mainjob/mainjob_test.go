@@ -1,0 +1,125 @@
+package mainjob_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"cozystack.io/sdk/localcp"
+	"cozystack.io/sdk/testenv"
+	"cozystack.io/tools/internal/mainjob"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m, testenv.Options{HelmController: true, Registry: true}, &env))
+}
+
+// TestMainJob runs the main job as `make demo` does, on its own control
+// plane with the real helm-controller and registry: cozystack-api,
+// cozystack-controller and cozystack-operator run as processes built from
+// this tree (as binaries, the way they are deployed), then the job
+// publishes and installs the catalogs and creates a tenant and a Postgres,
+// waiting for each to be Ready.
+func TestMainJob(t *testing.T) {
+	testenv.Need(t, env)
+	root, ok := localcp.RepoRoot()
+	if !ok {
+		t.Fatal("run from inside the repository")
+	}
+	dir := t.TempDir()
+	bin := func(name string) string {
+		out := filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", out, "./platform/cmd/"+name)
+		cmd.Dir = root
+		if data, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", name, err, data)
+		}
+		return out
+	}
+	port := func() string {
+		p, err := localcp.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strconv.Itoa(p)
+	}
+
+	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := env.PKI().IssueServing(cert, key, "cozystack-api", "cozystack-api.cozy-system.svc", "localhost"); err != nil {
+		t.Fatal(err)
+	}
+	apiPort := port()
+	start(t, dir, "cozystack-api", "https://127.0.0.1:"+apiPort+"/readyz", bin("cozystack-api"),
+		"--kubeconfig", env.Kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", apiPort,
+		"--tls-cert-file", cert, "--tls-private-key-file", key, "--install-crds", "--apiservice", "v1alpha1.apps.cozystack.io",
+		"--register-local", "cozy-system/cozystack-api", "--register-ca-file", env.PKI().CACert())
+	health := port()
+	start(t, dir, "cozystack-controller", "http://127.0.0.1:"+health+"/readyz", bin("cozystack-controller"),
+		"--kubeconfig", env.Kubeconfig, "--install-crds", "--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:"+health)
+	health = port()
+	start(t, dir, "cozystack-operator", "http://127.0.0.1:"+health+"/readyz", bin("cozystack-operator"),
+		"--kubeconfig", env.Kubeconfig, "--install-crds", "--disable-wait", "--properties", "network.stableVMAddress",
+		"--storage-dir", filepath.Join(dir, "operator"), "--artifact-bind-address", "127.0.0.1:"+port(),
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:"+health)
+
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	err := mainjob.Run(ctx, mainjob.Config{RepoRoot: root, Kube: env.Config, Registry: env.RegistryHost(), Out: &out, Timeout: 4 * time.Minute})
+	t.Logf("main job output:\n%s", out.String())
+	if err != nil {
+		for _, name := range []string{"cozystack-api", "cozystack-controller", "cozystack-operator"} {
+			if data, rerr := os.ReadFile(filepath.Join(dir, name+".log")); rerr == nil && len(data) > 4000 {
+				t.Logf("%s log (end):\n%s", name, data[len(data)-4000:])
+			}
+		}
+		t.Fatal(err)
+	}
+	// A second run finds everything in place.
+	if err := mainjob.Run(ctx, mainjob.Config{RepoRoot: root, Kube: env.Config, Registry: env.RegistryHost(), Out: &out, Timeout: time.Minute}); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+}
+
+// start runs a process until the test ends, logging to dir/<name>.log, and
+// waits until healthURL answers 200 (https URLs: any certificate, the
+// process's own).
+func start(t *testing.T, dir, name, healthURL, binary string, args ...string) {
+	t.Helper()
+	log, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); _ = log.Close() })
+	client := &http.Client{Timeout: 2 * time.Second, Transport: insecure()}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		resp, err := client.Get(healthURL)
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			err = fmt.Errorf("%s", resp.Status)
+		}
+		if time.Now().After(deadline) {
+			data, _ := os.ReadFile(log.Name())
+			t.Fatalf("%s never healthy at %s (%v); log:\n%s", name, healthURL, err, data)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
