@@ -3,6 +3,7 @@ package applicationdefinitions_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -125,6 +126,63 @@ func TestTenants(t *testing.T) {
 	}
 	if err := create("tenant-alpha-beta", strings.Repeat("n", 45), map[string]any{}); err != nil {
 		t.Errorf("45 characters fit: %v", err)
+	}
+
+	// A third level: own etcd, the rest inherited through two parents.
+	if err := create("tenant-alpha-beta", "delta", map[string]any{"etcd": true}); err != nil {
+		t.Fatal(err)
+	}
+	waitProjected(t, ctx, c, "tenant-alpha-beta-delta", "delta", map[string]any{
+		"host": "delta.beta.alpha.example.org", "monitoring": "tenant-root", "ingress": "tenant-alpha-beta",
+		"etcd": "tenant-alpha-beta-delta", "schedulingClass": "gold",
+	})
+	checkGolden(t, ctx, c, "testdata/tenant-tree.golden.yaml",
+		"tenant-alpha", "tenant-alpha-beta", "tenant-alpha-gamma", "tenant-alpha-beta-delta")
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// checkGolden compares the tenant namespaces' labels and annotations of
+// contract K2 and their projected _namespace values with a golden file.
+func checkGolden(t *testing.T, ctx context.Context, c client.Client, golden string, namespaces ...string) {
+	t.Helper()
+	tree := map[string]any{}
+	for _, name := range namespaces {
+		ns := &corev1.Namespace{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+			t.Fatal(err)
+		}
+		labels := map[string]string{}
+		for k, v := range ns.Labels {
+			if strings.HasPrefix(k, "namespace.cozystack.io/") {
+				labels[k] = v
+			}
+		}
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: name, Name: v1alpha1.ValuesName}, cm); err != nil {
+			t.Fatal(err)
+		}
+		var values map[string]any
+		if err := yaml.Unmarshal([]byte(cm.Data[v1alpha1.ValuesKey]), &values); err != nil {
+			t.Fatal(err)
+		}
+		tree[name] = map[string]any{"labels": labels, "_namespace": values[v1alpha1.NamespaceObject]}
+	}
+	got, err := yaml.Marshal(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to write it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("tenant tree differs from %s (-want +got):\n%s", golden, diff)
 	}
 }
 
