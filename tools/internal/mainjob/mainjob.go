@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -72,18 +73,25 @@ var catalogs = []struct {
 	{"virtualization", "catalogs/virtualization", true, []string{"piraeus-operator"}},
 }
 
-// Tenant and application the job creates as a tenant.
+// Tenant and applications the job creates as a tenant.
 const (
 	RootNamespace = "tenant-root"
 	TenantName    = "demo"
 	TenantNS      = "tenant-demo"
 	PostgresName  = "db"
+	VMName        = "vm"
 )
 
 var (
-	tenantsGVR   = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "tenants"}
-	postgresGVR  = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "postgreses"}
-	fieldManager = client.FieldOwner("cozystack-main-job")
+	tenantsGVR  = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "tenants"}
+	postgresGVR = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "postgreses"}
+	vmGVR       = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "vminstances"}
+
+	// The upstream objects the application charts render: real API objects
+	// of the operators' CRDs, which no operator reconciles here.
+	cnpgClusterGVR = schema.GroupVersionResource{Group: "postgresql.cnpg.io", Version: "v1", Resource: "clusters"}
+	kubevirtVMGVR  = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}
+	fieldManager   = client.FieldOwner("cozystack-main-job")
 )
 
 // Run runs the job. It is idempotent: objects are applied server-side, and
@@ -116,6 +124,8 @@ func Run(ctx context.Context, cfg Config) error {
 		{"wait for the catalogs", j.waitCatalogs},
 		{"create a tenant", j.createTenant},
 		{"create a Postgres as the tenant", j.createPostgres},
+		{"create a VMInstance as the tenant", j.createVM},
+		{"check the objects the charts created", j.checkObjects},
 	} {
 		start := time.Now()
 		j.printf("%s", step.name)
@@ -124,6 +134,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		j.printf("  done in %s", time.Since(start).Round(time.Millisecond))
 	}
+	j.summary()
 	return nil
 }
 
@@ -132,6 +143,13 @@ type job struct {
 	c    client.Client
 	dyn  dynamic.Interface
 	tags map[string]string // catalog name -> the tag publish pushed
+	rows []row             // the summary, one row per application
+}
+
+// row is one application in the summary table.
+type row struct {
+	kind, name, ready, version string
+	objects                    []string
 }
 
 func (j *job) printf(format string, args ...any) {
@@ -338,6 +356,70 @@ func (j *job) createPostgres(ctx context.Context) error {
 	return j.waitApp(ctx, postgresGVR, TenantNS, PostgresName)
 }
 
+func (j *job) createVM(ctx context.Context) error {
+	if err := j.createApp(ctx, vmGVR, "VMInstance", TenantNS, VMName, map[string]any{}); err != nil {
+		return err
+	}
+	return j.waitApp(ctx, vmGVR, TenantNS, VMName)
+}
+
+// checkObjects checks that the application charts rendered their objects
+// (the tenant's Namespace; the upstream operators' CNPG Cluster and KubeVirt
+// VirtualMachine) and notes them in the summary.
+func (j *job) checkObjects(ctx context.Context) error {
+	for i := range j.rows {
+		r := &j.rows[i]
+		var gvr schema.GroupVersionResource
+		switch r.kind {
+		case "Tenant":
+			if err := j.c.Get(ctx, client.ObjectKey{Name: TenantNS}, &corev1.Namespace{}); err != nil {
+				return fmt.Errorf("Tenant %s: its namespace %s: %w", r.name, TenantNS, err)
+			}
+			r.objects = []string{"Namespace/" + TenantNS}
+			continue
+		case "Postgres":
+			gvr = cnpgClusterGVR
+		case "VMInstance":
+			gvr = kubevirtVMGVR
+		default:
+			continue
+		}
+		list, err := j.dyn.Resource(gvr).Namespace(TenantNS).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("%s %s: list %s: %w", r.kind, r.name, gvr.GroupResource(), err)
+		}
+		for _, o := range list.Items {
+			r.objects = append(r.objects, fmt.Sprintf("%s/%s", o.GetKind(), o.GetName()))
+		}
+		if len(r.objects) == 0 {
+			return fmt.Errorf("%s %s/%s is Ready but no %s exists in %s", r.kind, TenantNS, r.name, gvr.GroupResource(), TenantNS)
+		}
+		j.printf("  %s %s: %s", r.kind, r.name, strings.Join(r.objects, ", "))
+	}
+	return nil
+}
+
+// summary prints the applications the job created as a table.
+func (j *job) summary() {
+	w := tabwriter.NewWriter(j.cfg.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "KIND\tNAMESPACE\tNAME\tREADY\tCHART VERSION\tOBJECTS")
+	for _, r := range j.rows {
+		objs := strings.Join(r.objects, ",")
+		if objs == "" {
+			objs = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.kind, r.namespace(), r.name, r.ready, r.version, objs)
+	}
+	_ = w.Flush()
+}
+
+func (r row) namespace() string {
+	if r.kind == "Tenant" {
+		return RootNamespace
+	}
+	return TenantNS
+}
+
 func (j *job) createApp(ctx context.Context, gvr schema.GroupVersionResource, kind, ns, name string, spec map[string]any) error {
 	var err error
 	// The kind is served as soon as cozystack-api has read its AD.
@@ -360,13 +442,15 @@ func (j *job) createApp(ctx context.Context, gvr schema.GroupVersionResource, ki
 
 // waitApp waits for the application's Ready condition.
 func (j *job) waitApp(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) error {
-	last := "not found"
+	last, kind, version := "not found", "", ""
 	err := j.poll(ctx, func() (bool, error) {
 		u, err := j.dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
 			return false, nil
 		}
+		kind = u.GetKind()
+		version, _, _ = unstructured.NestedString(u.Object, "status", "version")
 		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 		for _, c := range conds {
 			m, _ := c.(map[string]any)
@@ -381,6 +465,7 @@ func (j *job) waitApp(ctx context.Context, gvr schema.GroupVersionResource, ns, 
 		return fmt.Errorf("%s %s/%s never Ready (last: %s)", gvr.Resource, ns, name, last)
 	}
 	j.printf("  %s %s/%s: %s", gvr.Resource, ns, name, last)
+	j.rows = append(j.rows, row{kind: kind, name: name, ready: "True", version: version})
 	return nil
 }
 
@@ -408,7 +493,8 @@ func Summary() string {
 	return strings.Join([]string{
 		"kubectl get packagesources,packages",
 		"kubectl get tenants -n " + RootNamespace,
-		"kubectl get postgreses -n " + TenantNS,
+		"kubectl get postgreses,vminstances -n " + TenantNS,
+		"kubectl get clusters.postgresql.cnpg.io,virtualmachines.kubevirt.io -n " + TenantNS,
 		"kubectl get helmreleases -A",
 	}, "\n")
 }
