@@ -162,3 +162,65 @@ func TestRegistryServingOtherBytes(t *testing.T) {
 		t.Errorf("the manifest was cached after a mismatch")
 	}
 }
+
+// A registry that answers the manifest request with other bytes than the
+// manifest's digest (Pull reads a registry's manifest in one GET, trusting
+// neither the reference's nor the response header's digest without hashing
+// the body): a digest mismatch on the manifest, nothing cached, whether
+// the reference is a tag or a digest.
+func TestRegistryServingOtherManifestBytes(t *testing.T) {
+	testenv.Need(t, env)
+	ctx := registryContext(t)
+	local := memory.New()
+	res, err := build.Build(ctx, testCatalog, local, build.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, _, err := artifact.NewRepository(env.RegistryHost()+"/catalogs/lying-manifest:"+res.Tag, artifact.RemoteOptions{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oras.Copy(ctx, local, res.Tag, repo, res.Tag, oras.DefaultCopyOptions); err != nil {
+		t.Fatal(err)
+	}
+	target, _ := url.Parse("http://" + env.RegistryHost())
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method != http.MethodGet || !strings.Contains(resp.Request.URL.Path, "/manifests/") {
+			return nil
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		// Same length, other bytes: only the digest check can notice.
+		body = bytes.Replace(body, []byte(`"demo"`), []byte(`"evil"`), 1)
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return nil
+	}
+	server := httptest.NewServer(proxy)
+	t.Cleanup(server.Close)
+	host := strings.TrimPrefix(server.URL, "http://")
+
+	for _, reference := range []string{host + "/catalogs/lying-manifest:" + res.Tag, host + "/catalogs/lying-manifest@" + res.Manifest.Digest.String()} {
+		t.Run(strings.TrimPrefix(reference, host), func(t *testing.T) {
+			src, name, err := artifact.NewRepository(reference, artifact.RemoteOptions{PlainHTTP: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache := memory.New()
+			_, err = artifact.Pull(ctx, src, name, cache, artifact.PullOptions{})
+			var mismatch *artifact.DigestMismatchError
+			if !errors.As(err, &mismatch) {
+				t.Fatalf("Pull %s through the lying proxy: %v, want a *DigestMismatchError", reference, err)
+			}
+			if mismatch.Blob != "manifest" || mismatch.Expected != res.Manifest.Digest || mismatch.Actual == res.Manifest.Digest {
+				t.Errorf("mismatch = %+v, want the manifest, expected %s", mismatch, res.Manifest.Digest)
+			}
+			if ok, _ := cache.Exists(ctx, res.Manifest); ok {
+				t.Errorf("the manifest was cached after a mismatch")
+			}
+		})
+	}
+}

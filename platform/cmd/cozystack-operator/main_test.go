@@ -53,3 +53,12 @@ func TestBadPlatformVersionFailsBeforeConnecting(t *testing.T) {
 		t.Errorf("err = %v, want one naming --platform-version", err)
 	}
 }
+
+func TestUnknownPropertyFailsBeforeConnecting(t *testing.T) {
+	cmd := newCommand()
+	cmd.SetArgs([]string{"--properties=network.stableVMAdress", "--kubeconfig=/nonexistent"})
+	err := cmd.Execute()
+	if err == nil || !strings.Contains(err.Error(), `"network.stableVMAdress" is not a K3 property`) || !strings.Contains(err.Error(), "network.stableVMAddress") {
+		t.Errorf("err = %v, want one naming the unknown property and the known ones", err)
+	}
+}

@@ -17,6 +17,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -44,6 +46,7 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
 	"cozystack.io/contracts/crds"
+	"cozystack.io/contracts/schemas"
 	"cozystack.io/platform/internal/operator/artifactserver"
 	"cozystack.io/platform/internal/operator/names"
 	"cozystack.io/platform/internal/operator/packagesource"
@@ -135,10 +138,33 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to kube-apiserver")
 }
 
-// Platform returns what catalogs are checked against, validated.
+// Platform returns what catalogs are checked against, validated: a SemVer
+// platform version with a contract version (schemas.Versions), and only K3
+// properties that contract version defines (k3-properties.json), so a typo
+// in --properties is refused at start instead of failing catalogs later.
 func (o *Options) Platform() (requirements.Platform, error) {
 	p := requirements.Platform{Version: o.PlatformVersion, Properties: o.Properties}
-	return p, p.Validate()
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	contract, err := schemas.Versions.ForPlatform(o.PlatformVersion)
+	if err != nil {
+		return p, fmt.Errorf("--platform-version %s: %w", o.PlatformVersion, err)
+	}
+	known, err := schemas.K3Properties(contract.Name)
+	if err != nil {
+		return p, err
+	}
+	names := make([]string, len(known))
+	for i, k := range known {
+		names[i] = k.Name
+	}
+	for _, prop := range o.Properties {
+		if !slices.Contains(names, prop) {
+			return p, fmt.Errorf("--properties: %q is not a K3 property of contract %s; known: %s", prop, contract.Name, strings.Join(names, ", "))
+		}
+	}
+	return p, nil
 }
 
 // Scheme knows every kind the operator reads or writes.

@@ -6,6 +6,8 @@
 //	cozypkg package <library-chart-dir> [-d DIR]
 //	cozypkg vendor-lib <library.tgz> <chart-or-dir>... [--check]
 //	cozypkg push-lib <library.tgz> <host/repository> [--plain-http]
+//	cozypkg conformance <catalog-dir|oci-layout-dir|host/repository:tag> --platform-version X [--previous DIR|REF] [--live --kubeconfig K] [-o json|yaml]
+//	cozypkg conformance --ads <ad-file-or-dir>... --platform-version X
 //
 // Progress goes to stderr, one line per blob (uploading, exists, done); the
 // result (reference and manifest digest, or with -o a summary) to stdout.
@@ -37,6 +39,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newBuild(), newPush(), newPackage(), newVendorLib(), newPushLib())
+	root.AddCommand(newBuild(), newPush(), newPackage(), newVendorLib(), newPushLib(), newConformance())
 	return root
 }

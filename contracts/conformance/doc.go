@@ -1,0 +1,18 @@
+// Package conformance checks a catalog against the contracts K1–K6 of a
+// platform version (BRIEF.md section 4; contracts/schemas), the way
+// `cozypkg conformance` and the catalogs' own tests run it.
+//
+// Static checks (Check, CheckADFiles) read a catalog directory or a pulled
+// artifact (LoadDir, LoadArtifact) and return a Report of Findings, each
+// with a rule ID, a severity, the file and line or object path, a message
+// and the fix. Rules lists every rule. Live checks (Live) install the
+// catalog's ApplicationDefinitions on a cluster where cozystack-api
+// serves, then create, read and delete one object of each kind. Run is the
+// harness a catalog calls from its tests:
+//
+//	func TestConformance(t *testing.T) { conformance.Run(t, ".", "0.1.0") }
+//
+// The checks read only this module's embedded contract files, so a result
+// depends on the catalog, the platform version and the contracts module's
+// version alone (Report.ContractDigest names the snapshot).
+package conformance
