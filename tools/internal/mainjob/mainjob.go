@@ -39,6 +39,7 @@ import (
 	"cozystack.io/contracts/artifact/build"
 	"cozystack.io/contracts/crds"
 	"cozystack.io/sdk/localcp"
+	"cozystack.io/tools/internal/chartlib"
 )
 
 // Config is where the job runs.
@@ -164,9 +165,25 @@ func (j *job) installCRDs(ctx context.Context) error {
 	return localcp.ApplyCRDs(ctx, j.cfg.Kube, list...)
 }
 
-// publish builds each catalog directory into an OCI artifact and pushes it
-// to <registry>/cozystack/<name>:<version>.
+// publish pushes cozy-lib, the platform's library chart (K5), as the Helm
+// OCI chart <registry>/cozystack/charts/cozy-lib:<version> that catalogs pin,
+// and builds each catalog directory into an OCI artifact pushed to
+// <registry>/cozystack/<name>:<version>.
 func (j *job) publish(ctx context.Context) error {
+	lib, err := chartlib.Package(filepath.Join(j.cfg.RepoRoot, "platform", "charts", "cozy-lib"))
+	if err != nil {
+		return fmt.Errorf("cozy-lib: %w", err)
+	}
+	libRepo, err := remote.NewRepository(fmt.Sprintf("%s/cozystack/charts/%s", j.cfg.Registry, lib.Name))
+	if err != nil {
+		return err
+	}
+	libRepo.PlainHTTP = true
+	desc, err := chartlib.Push(ctx, lib, libRepo)
+	if err != nil {
+		return fmt.Errorf("cozy-lib: %w", err)
+	}
+	j.printf("  pushed %s/cozystack/charts/%s:%s %s", j.cfg.Registry, lib.Name, lib.Version, desc.Digest)
 	for _, cat := range catalogs {
 		repo, err := remote.NewRepository(fmt.Sprintf("%s/cozystack/%s", j.cfg.Registry, cat.name))
 		if err != nil {
