@@ -1,8 +1,9 @@
 # The developer entry points. See README.md.
 #
 # Every real component (kube-apiserver, kube-controller-manager, kubectl, etcd,
-# helm-controller, registry) is built from the Go modules pinned in
-# sdk/localcp/versions.yaml into .cache/bin (ignored by git).
+# helm-controller, registry; the oras CLI for `make bench` only) is built from
+# the Go modules pinned in sdk/localcp/versions.yaml into .cache/bin (ignored
+# by git).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -89,8 +90,10 @@ test: build
 unit:
 	@go test -count=1 -short $(addsuffix /...,$(addprefix ./,$(MODULES)))
 
-## bench: every benchmark of every module
+## bench: every benchmark of every module (also builds the optional oras CLI,
+## the reference of the operator's catalog-pull benchmark)
 bench: build
+	@$(LOCAL) build oras
 	@go test -run '^$$' -bench . -benchmem -timeout $(GOTEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 
 ## lint: go vet, a gofmt check, and the boundary linter (fails on a

@@ -14,6 +14,7 @@ import (
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry"
 
 	"cozystack.io/contracts/artifact/safetar"
 )
@@ -119,17 +120,7 @@ func (a *Artifact) Revision() string {
 // verify what it stores, as oras-go's stores do.
 func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst content.Pusher, opts PullOptions) (*Artifact, error) {
 	opts = opts.withDefaults()
-	manifestDesc, err := src.Resolve(ctx, reference)
-	if err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", reference, err)
-	}
-	if want, ok := referenceDigest(reference); ok && manifestDesc.Digest != want {
-		return nil, &DigestMismatchError{Blob: "manifest", Expected: want, Actual: manifestDesc.Digest}
-	}
-	if manifestDesc.MediaType != ManifestMediaType {
-		return nil, fmt.Errorf("%w: %s is a %q, want an OCI image manifest (%s)", ErrInvalidArtifact, reference, manifestDesc.MediaType, ManifestMediaType)
-	}
-	manifestData, err := fetchVerified(ctx, src, manifestDesc, "manifest", opts.MaxManifestSize)
+	manifestDesc, manifestData, err := fetchManifest(ctx, src, reference, opts.MaxManifestSize)
 	if err != nil {
 		return nil, err
 	}
@@ -178,12 +169,15 @@ func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst co
 	}
 
 	if dst != nil {
+		// Everything is verified: store the charts and the config (in
+		// parallel, as they were fetched), then, last, the manifest.
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(opts.Concurrency)
 		for i, c := range charts {
-			if err := store(ctx, dst, c.Descriptor, blobs[i]); err != nil {
-				return nil, err
-			}
+			g.Go(func() error { return store(gctx, dst, c.Descriptor, blobs[i]) })
 		}
-		if err := store(ctx, dst, manifest.Config, configData); err != nil {
+		g.Go(func() error { return store(gctx, dst, manifest.Config, configData) })
+		if err := g.Wait(); err != nil {
 			return nil, err
 		}
 		if err := store(ctx, dst, manifestDesc, manifestData); err != nil {
@@ -199,6 +193,50 @@ func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst co
 		Catalog:     catalog,
 		Charts:      charts,
 	}, nil
+}
+
+// fetchManifest resolves reference in src and returns the manifest's
+// descriptor and its verified bytes. When src can (a registry: a
+// registry.ReferenceFetcher), one GET of the manifest does both, instead of
+// a HEAD to resolve and a GET to fetch.
+func fetchManifest(ctx context.Context, src oras.ReadOnlyTarget, reference string, limit int64) (ocispec.Descriptor, []byte, error) {
+	rf, ok := src.(registry.ReferenceFetcher)
+	if !ok {
+		desc, err := src.Resolve(ctx, reference)
+		if err != nil {
+			return desc, nil, fmt.Errorf("resolve %s: %w", reference, err)
+		}
+		if err := checkManifestDescriptor(reference, desc); err != nil {
+			return desc, nil, err
+		}
+		data, err := fetchVerified(ctx, src, desc, "manifest", limit)
+		return desc, data, err
+	}
+	desc, rc, err := rf.FetchReference(ctx, reference)
+	if err != nil {
+		return desc, nil, fmt.Errorf("resolve %s: %w", reference, err)
+	}
+	defer rc.Close()
+	if err := checkManifestDescriptor(reference, desc); err != nil {
+		return desc, nil, err
+	}
+	if err := checkDescriptor(desc, "manifest", limit); err != nil {
+		return desc, nil, err
+	}
+	data, err := readVerified(rc, desc, "manifest")
+	return desc, data, err
+}
+
+// checkManifestDescriptor checks what reference resolved to: the digest
+// it names, if it names one, and an OCI image manifest.
+func checkManifestDescriptor(reference string, desc ocispec.Descriptor) error {
+	if want, ok := referenceDigest(reference); ok && desc.Digest != want {
+		return &DigestMismatchError{Blob: "manifest", Expected: want, Actual: desc.Digest}
+	}
+	if desc.MediaType != ManifestMediaType {
+		return fmt.Errorf("%w: %s is a %q, want an OCI image manifest (%s)", ErrInvalidArtifact, reference, desc.MediaType, ManifestMediaType)
+	}
+	return nil
 }
 
 // referenceDigest returns the digest a reference names: "sha256:…" or

@@ -17,19 +17,36 @@ import (
 // a *SizeMismatchError or a *DigestMismatchError carrying the digest of
 // the bytes actually received.
 func fetchVerified(ctx context.Context, f content.Fetcher, desc ocispec.Descriptor, blob string, limit int64) ([]byte, error) {
-	if err := desc.Digest.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %s: digest %q: %v", ErrInvalidArtifact, blob, desc.Digest, err)
-	}
-	if desc.Size < 0 || desc.Size > limit {
-		return nil, &TooLargeError{Blob: blob, Size: desc.Size, Limit: limit}
+	if err := checkDescriptor(desc, blob, limit); err != nil {
+		return nil, err
 	}
 	rc, err := f.Fetch(ctx, desc)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s (%s): %w", blob, desc.Digest, err)
 	}
 	defer rc.Close()
-	vr := content.NewVerifyReader(rc, desc)
-	// desc.Size is bounded by limit above, so it is safe to allocate.
+	return readVerified(rc, desc, blob)
+}
+
+// checkDescriptor checks desc before its blob is read: a valid digest and
+// a size within limit.
+func checkDescriptor(desc ocispec.Descriptor, blob string, limit int64) error {
+	if err := desc.Digest.Validate(); err != nil {
+		return fmt.Errorf("%w: %s: digest %q: %v", ErrInvalidArtifact, blob, desc.Digest, err)
+	}
+	if desc.Size < 0 || desc.Size > limit {
+		return &TooLargeError{Blob: blob, Size: desc.Size, Limit: limit}
+	}
+	return nil
+}
+
+// readVerified reads the blob desc describes from r (which checkDescriptor
+// accepted) and returns its bytes only when their size and digest are the
+// descriptor's.
+func readVerified(r io.Reader, desc ocispec.Descriptor, blob string) ([]byte, error) {
+	vr := content.NewVerifyReader(r, desc)
+	// desc.Size is bounded by checkDescriptor's limit, so it is safe to
+	// allocate.
 	buf := bytes.NewBuffer(make([]byte, 0, desc.Size))
 	if _, err := buf.ReadFrom(vr); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {

@@ -91,7 +91,8 @@ func fileExists(p string) bool {
 // BuildOptions configure Build.
 type BuildOptions struct {
 	Layout Layout
-	// Binaries limits the build to these binaries; empty means all.
+	// Binaries limits the build to these binaries; empty means those of
+	// every component not marked optional.
 	Binaries []string
 	// Out receives progress lines; nil discards them.
 	Out io.Writer
@@ -127,6 +128,10 @@ func Build(ctx context.Context, opts BuildOptions) error {
 		return err
 	}
 	for _, c := range pins.Components {
+		if len(want) == 0 && c.Optional {
+			fmt.Fprintf(out, "  %-24s optional, not built by default: cozystack-local build %s\n", strings.Join(c.BinaryNames(), ","), strings.Join(c.BinaryNames(), " "))
+			continue
+		}
 		var binaries []string
 		for _, b := range c.BinaryNames() {
 			if len(want) == 0 || want[b] {

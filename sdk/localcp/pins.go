@@ -35,6 +35,11 @@ type Component struct {
 	// hack/lib/version.sh does, so discovery reports Version and not
 	// v0.0.0-master.
 	KubernetesVersionLDFlags bool `json:"kubernetesVersionLDFlags,omitempty"`
+	// Optional components are not part of the default set: Build builds
+	// them only when one of their binaries is named (`cozystack-local
+	// build oras`), so `make build` and CI do not pay for tools only some
+	// targets use (the oras CLI, for `make bench`).
+	Optional bool `json:"optional,omitempty"`
 	// Binaries maps a binary name to its package path relative to Module
 	// ("." for the module root).
 	Binaries map[string]string `json:"binaries"`

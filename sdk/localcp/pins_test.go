@@ -17,6 +17,7 @@ func TestLoadPinsEmbedded(t *testing.T) {
 		"kubectl":                 "k8s.io/kubernetes@v1.37.2",
 		"helm-controller":         "github.com/fluxcd/helm-controller@v1.4.0",
 		"registry":                "github.com/distribution/distribution/v3@v3.1.2",
+		"oras":                    "oras.land/oras@v1.3.6",
 	}
 	for bin, mv := range want {
 		c, ok := p.ComponentFor(bin)
@@ -34,6 +35,13 @@ func TestLoadPinsEmbedded(t *testing.T) {
 	}
 	if k, _ := p.ComponentNamed("kubernetes"); k.LocalReplaceVersion != "v0.37.2" {
 		t.Errorf("kubernetes staging modules pinned to %q, want v0.37.2", k.LocalReplaceVersion)
+	}
+	// The oras CLI is only the benchmark's reference: `make build` (CI)
+	// skips it; everything testenv starts is in the default set.
+	for _, c := range p.Components {
+		if got, want := c.Optional, c.Name == "oras"; got != want {
+			t.Errorf("component %s: optional = %v, want %v", c.Name, got, want)
+		}
 	}
 	if len(p.CRDs) == 0 {
 		t.Error("no CRD sources pinned")

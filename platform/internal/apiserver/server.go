@@ -39,11 +39,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/contracts/crds"
 	"cozystack.io/platform/internal/apiserver/definitions"
 	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/install"
 	"cozystack.io/platform/internal/registry/application"
-	"cozystack.io/sdk/localcp"
 )
 
 // Options are the command-line options of cozystack-api.
@@ -163,12 +162,8 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 	}
 
 	if o.InstallCRDs {
-		list, err := crds.All()
-		if err != nil {
+		if err := install.CRDs(context.Background(), backend, ""); err != nil {
 			return nil, err
-		}
-		if err := localcp.ApplyCRDs(context.Background(), backend, list...); err != nil {
-			return nil, fmt.Errorf("install CRDs: %w", err)
 		}
 	}
 	scheme := BackendScheme()

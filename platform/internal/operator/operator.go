@@ -26,12 +26,9 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -45,8 +42,8 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
-	"cozystack.io/contracts/crds"
 	"cozystack.io/contracts/schemas"
+	"cozystack.io/platform/internal/install"
 	"cozystack.io/platform/internal/operator/artifactserver"
 	"cozystack.io/platform/internal/operator/names"
 	"cozystack.io/platform/internal/operator/packagesource"
@@ -54,7 +51,6 @@ import (
 	"cozystack.io/platform/internal/operator/requirements"
 	"cozystack.io/platform/internal/operator/store"
 	"cozystack.io/platform/internal/version"
-	"cozystack.io/sdk/localcp"
 )
 
 // Options are the command-line options of cozystack-operator.
@@ -231,7 +227,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (*Operator, error) {
 		return nil, err
 	}
 	if o.InstallCRDs {
-		if err := install(ctx, cfg, o.LeaderElectionNamespace); err != nil {
+		if err := install.CRDs(ctx, cfg, o.LeaderElectionNamespace); err != nil {
 			return nil, err
 		}
 	}
@@ -300,24 +296,4 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	ctrl.LoggerFrom(ctx).Info("serving chart artifacts", "address", op.Server.Addr().String())
 	return op.Manager.Start(ctx)
-}
-
-// install applies the embedded CRDs and creates namespace.
-func install(ctx context.Context, cfg *rest.Config, namespace string) error {
-	list, err := crds.All()
-	if err != nil {
-		return err
-	}
-	if err := localcp.ApplyCRDs(ctx, cfg, list...); err != nil {
-		return fmt.Errorf("install CRDs: %w", err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", namespace, err)
-	}
-	return nil
 }

@@ -13,12 +13,8 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/spf13/pflag"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -29,9 +25,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/contracts/crds"
 	"cozystack.io/platform/internal/controller/projection"
-	"cozystack.io/sdk/localcp"
+	"cozystack.io/platform/internal/install"
 )
 
 // Options are the command-line options of cozystack-controller.
@@ -156,7 +151,7 @@ func (o *Options) RESTConfig() (*rest.Config, error) {
 // first. It does not start it.
 func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, error) {
 	if o.InstallCRDs {
-		if err := install(ctx, cfg, o.LeaderElectionNamespace); err != nil {
+		if err := install.CRDs(ctx, cfg, o.LeaderElectionNamespace); err != nil {
 			return nil, err
 		}
 	}
@@ -216,24 +211,4 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
-}
-
-// install applies the embedded CRDs and creates namespace.
-func install(ctx context.Context, cfg *rest.Config, namespace string) error {
-	list, err := crds.All()
-	if err != nil {
-		return err
-	}
-	if err := localcp.ApplyCRDs(ctx, cfg, list...); err != nil {
-		return fmt.Errorf("install CRDs: %w", err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", namespace, err)
-	}
-	return nil
 }

@@ -1,0 +1,44 @@
+// Package install prepares a bare cluster (such as the local control
+// plane) for the platform's binaries when they run with --install-crds:
+// it applies the CRDs of cozystack.io/contracts and creates the namespace
+// a binary needs (its leader-election Lease's). A platform install ships
+// both instead.
+package install
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"cozystack.io/contracts/crds"
+	"cozystack.io/sdk/localcp"
+)
+
+// CRDs applies the embedded CRDs of cozystack.io/contracts and, when
+// namespace is not empty, creates it (an existing one is fine).
+func CRDs(ctx context.Context, cfg *rest.Config, namespace string) error {
+	list, err := crds.All()
+	if err != nil {
+		return err
+	}
+	if err := localcp.ApplyCRDs(ctx, cfg, list...); err != nil {
+		return fmt.Errorf("install CRDs: %w", err)
+	}
+	if namespace == "" {
+		return nil
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", namespace, err)
+	}
+	return nil
+}
