@@ -15,6 +15,7 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
 	"cozystack.io/contracts/schemas"
+	"cozystack.io/contracts/valuesschema"
 )
 
 // PlatformKeys are the top-level values the platform adds to every
@@ -215,7 +216,7 @@ func checkDefaults(a *ad, doc any) []Finding {
 		// The API server defaults inside a default it writes, as
 		// Kubernetes does for CRDs: validate what it would store.
 		def = deepCopy(def)
-		defaultValue(node, def)
+		valuesschema.Default(node, def)
 		if err := s.Validate(def); err != nil {
 			var msgs []string
 			for _, e := range schemaErrors(err, def) {
@@ -479,60 +480,4 @@ func normalizeNumbers(v any) any {
 	default:
 		return v
 	}
-}
-
-// defaultValue applies the defaults of schema inside v, as the
-// application API does (properties of objects, including those of
-// allOf/anyOf/oneOf branches; map values; array items).
-func defaultValue(schema map[string]any, v any) {
-	switch t := v.(type) {
-	case map[string]any:
-		for _, node := range branches(schema) {
-			props, _ := node["properties"].(map[string]any)
-			for name, ps := range props {
-				propSchema, ok := ps.(map[string]any)
-				if !ok {
-					continue
-				}
-				if _, present := t[name]; !present {
-					if def, ok := propSchema["default"]; ok {
-						t[name] = deepCopy(def)
-					}
-				}
-				if pv, present := t[name]; present {
-					defaultValue(propSchema, pv)
-				}
-			}
-			if ap, ok := node["additionalProperties"].(map[string]any); ok {
-				for name, pv := range t {
-					if _, known := props[name]; !known {
-						defaultValue(ap, pv)
-					}
-				}
-			}
-		}
-	case []any:
-		for _, node := range branches(schema) {
-			if items, ok := node["items"].(map[string]any); ok {
-				for _, x := range t {
-					defaultValue(items, x)
-				}
-			}
-		}
-	}
-}
-
-// branches returns schema and its allOf/anyOf/oneOf subschemas, whose
-// properties apply at the same level.
-func branches(schema map[string]any) []map[string]any {
-	out := []map[string]any{schema}
-	for _, key := range []string{"allOf", "anyOf", "oneOf"} {
-		list, _ := schema[key].([]any)
-		for _, b := range list {
-			if m, ok := b.(map[string]any); ok {
-				out = append(out, branches(m)...)
-			}
-		}
-	}
-	return out
 }

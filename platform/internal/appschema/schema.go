@@ -27,8 +27,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"cozystack.io/contracts/valuesschema"
 )
 
 var printer = message.NewPrinter(language.English)
@@ -238,64 +239,7 @@ func normalize(v any) any {
 // recursing into present objects and array items (the defaulting rule of
 // structural CRD schemas).
 func (s *Schema) Default(spec map[string]any) {
-	defaultObject(s.raw, spec)
-}
-
-func defaultObject(schema map[string]any, obj map[string]any) {
-	for _, node := range branches(schema) {
-		props, _ := node["properties"].(map[string]any)
-		for name, ps := range props {
-			propSchema, ok := ps.(map[string]any)
-			if !ok {
-				continue
-			}
-			if _, present := obj[name]; !present {
-				if def, ok := propSchema["default"]; ok {
-					obj[name] = runtime.DeepCopyJSONValue(def)
-				}
-			}
-			if v, present := obj[name]; present {
-				defaultValue(propSchema, v)
-			}
-		}
-		if ap, ok := node["additionalProperties"].(map[string]any); ok {
-			for name, v := range obj {
-				if _, known := props[name]; !known {
-					defaultValue(ap, v)
-				}
-			}
-		}
-	}
-}
-
-func defaultValue(schema map[string]any, v any) {
-	switch t := v.(type) {
-	case map[string]any:
-		defaultObject(schema, t)
-	case []any:
-		for _, node := range branches(schema) {
-			if items, ok := node["items"].(map[string]any); ok {
-				for _, x := range t {
-					defaultValue(items, x)
-				}
-			}
-		}
-	}
-}
-
-// branches returns the schema node and its allOf/anyOf/oneOf sub-schemas,
-// whose properties apply at the same level.
-func branches(schema map[string]any) []map[string]any {
-	out := []map[string]any{schema}
-	for _, key := range []string{"allOf", "anyOf", "oneOf"} {
-		list, _ := schema[key].([]any)
-		for _, b := range list {
-			if m, ok := b.(map[string]any); ok {
-				out = append(out, branches(m)...)
-			}
-		}
-	}
-	return out
+	valuesschema.Default(s.raw, spec)
 }
 
 // UnknownFields returns the paths of fields the schema does not know, in
@@ -326,7 +270,7 @@ func walkUnknown(schema map[string]any, v any, path *field.Path, found func(*fie
 		known := map[string]map[string]any{}
 		var additional map[string]any
 		hasProps, open := false, false
-		for _, node := range branches(schema) {
+		for _, node := range valuesschema.Branches(schema) {
 			if preserve, _ := node["x-kubernetes-preserve-unknown-fields"].(bool); preserve {
 				open = true
 			}
@@ -362,7 +306,7 @@ func walkUnknown(schema map[string]any, v any, path *field.Path, found func(*fie
 			found(child, t, name)
 		}
 	case []any:
-		for _, node := range branches(schema) {
+		for _, node := range valuesschema.Branches(schema) {
 			if items, ok := node["items"].(map[string]any); ok {
 				for i, x := range t {
 					walkUnknown(items, x, path.Index(i), found)
@@ -384,7 +328,7 @@ func (s *Schema) Deprecated(spec map[string]any) []string {
 func walkDeprecated(schema map[string]any, v any, path *field.Path, out *[]string) {
 	switch t := v.(type) {
 	case map[string]any:
-		for _, node := range branches(schema) {
+		for _, node := range valuesschema.Branches(schema) {
 			props, _ := node["properties"].(map[string]any)
 			for name, ps := range props {
 				m, ok := ps.(map[string]any)
@@ -406,7 +350,7 @@ func walkDeprecated(schema map[string]any, v any, path *field.Path, out *[]strin
 			}
 		}
 	case []any:
-		for _, node := range branches(schema) {
+		for _, node := range valuesschema.Branches(schema) {
 			if items, ok := node["items"].(map[string]any); ok {
 				for i, x := range t {
 					walkDeprecated(items, x, path.Index(i), out)

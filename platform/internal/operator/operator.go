@@ -14,12 +14,10 @@ package operator
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
@@ -36,13 +34,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
 	"cozystack.io/contracts/schemas"
+	"cozystack.io/platform/internal/health"
 	"cozystack.io/platform/internal/install"
 	"cozystack.io/platform/internal/operator/artifactserver"
 	"cozystack.io/platform/internal/operator/names"
@@ -268,17 +266,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (*Operator, error) {
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the Package reconciler: %w", err)
 	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, err
-	}
-	if err := mgr.AddReadyzCheck("informers", func(req *http.Request) error {
-		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
-		defer cancel()
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
-			return fmt.Errorf("informers not synced")
-		}
-		return nil
-	}); err != nil {
+	if err := health.AddChecks(mgr); err != nil {
 		return nil, err
 	}
 	return &Operator{Manager: mgr, Server: srv, Store: st}, nil

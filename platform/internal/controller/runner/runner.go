@@ -8,7 +8,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -20,12 +19,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/controller/projection"
+	"cozystack.io/platform/internal/health"
 	"cozystack.io/platform/internal/install"
 )
 
@@ -182,19 +181,9 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 	if err := projection.Setup(mgr, o.Projection); err != nil {
 		return nil, fmt.Errorf("set up the K2 projection: %w", err)
 	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, err
-	}
 	// Ready once the informers have synced: before that, a status computed
 	// from an empty cache would report every namespace as lagging.
-	if err := mgr.AddReadyzCheck("informers", func(req *http.Request) error {
-		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
-		defer cancel()
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
-			return fmt.Errorf("informers not synced")
-		}
-		return nil
-	}); err != nil {
+	if err := health.AddChecks(mgr); err != nil {
 		return nil, err
 	}
 	return mgr, nil
