@@ -225,9 +225,12 @@ func TestFollowsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "changed namespace labels projected", func() error { return projected(ctx, cv, changed) })
-	if err := statusIs(ctx, cv.Generation, 3, 3, metav1.ConditionTrue, v1alpha1.ReasonProjected); err != nil {
-		t.Error(err)
-	}
+	// The status is computed after the writes (throttled, StatusInterval):
+	// wait for it rather than read it once. A one-shot read here flaked
+	// when the machine was loaded (CI, stop 9).
+	eventually(t, 30*time.Second, "status counts the new namespace", func() error {
+		return statusIs(ctx, cv.Generation, 3, 3, metav1.ConditionTrue, v1alpha1.ReasonProjected)
+	})
 	cm, err := getConfigMap(ctx, changed.Name)
 	if err != nil {
 		t.Fatal(err)
