@@ -16,7 +16,8 @@ var ErrInvalidArtifact = errors.New("invalid catalog artifact")
 // manifest (or the requested reference) gives for it: the source is
 // corrupt or lying. Nothing is stored for it.
 type DigestMismatchError struct {
-	// Blob says which blob: "manifest", "config" or the chart path.
+	// Blob says which blob: "manifest", "config", "chart <chart path>"
+	// or "definitions <file path>".
 	Blob string
 	// Expected is the digest asked for; Actual that of the bytes received.
 	Expected, Actual digest.Digest

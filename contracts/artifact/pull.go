@@ -32,6 +32,12 @@ type PullOptions struct {
 	MaxChartSize int64
 	// MaxCharts is the most chart layers; default 256.
 	MaxCharts int
+	// MaxDefinitionSize is the largest definitions layer (one file of
+	// applicationdefinitions/) in bytes; default 1 MiB.
+	MaxDefinitionSize int64
+	// MaxDefinitions is the most definitions layers; default 256. A
+	// manifest may so have up to MaxCharts + MaxDefinitions layers.
+	MaxDefinitions int
 	// ArchiveLimits bound each chart archive's content (safetar.Check).
 	ArchiveLimits safetar.Limits
 	// Concurrency is how many chart layers are fetched at once; default 3,
@@ -52,6 +58,12 @@ func (o PullOptions) withDefaults() PullOptions {
 	if o.MaxCharts <= 0 {
 		o.MaxCharts = 256
 	}
+	if o.MaxDefinitionSize <= 0 {
+		o.MaxDefinitionSize = 1 << 20
+	}
+	if o.MaxDefinitions <= 0 {
+		o.MaxDefinitions = 256
+	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 3
 	}
@@ -69,6 +81,10 @@ type Artifact struct {
 	Catalog *Catalog
 	// Charts are the chart layers in manifest order.
 	Charts []Chart
+	// Definitions are the definitions layers (the catalog's
+	// ApplicationDefinitions and their policies, DefinitionMediaType) in
+	// manifest order; none for an artifact that carries no definitions.
+	Definitions []Definition
 }
 
 // Chart is one chart layer.
@@ -102,22 +118,29 @@ func (a *Artifact) Revision() string {
 // digest; for a registry also a full host/repository:tag reference) and
 // verifies all of it before storing any of it:
 //   - when reference is a digest, the resolved manifest has that digest;
-//   - every blob (manifest, config, charts) has the size and digest its
-//     descriptor gives (*SizeMismatchError, *DigestMismatchError) and is
-//     within opts' limits (*TooLargeError);
+//   - every blob (manifest, config, charts, definitions) has the size and
+//     digest its descriptor gives (*SizeMismatchError,
+//     *DigestMismatchError) and is within opts' limits (*TooLargeError);
 //   - the manifest is an OCI image manifest with artifactType ArtifactType,
 //     a config of ConfigMediaType holding a valid Catalog, and only layers
-//     of ChartMediaType, each titled with a distinct chart path, annotated
-//     with the chart's name and version, and used by a component or an
-//     application; every component's and application's chart has a layer
-//     (errors wrap ErrInvalidArtifact);
+//     of ChartMediaType or DefinitionMediaType, at most opts.MaxCharts and
+//     opts.MaxDefinitions of them; each chart layer is titled with a
+//     distinct chart path, annotated with the chart's name and version,
+//     and used by a component or an application; every component's and
+//     application's chart has a layer; each definitions layer is titled
+//     with a distinct file of applicationdefinitions/ (CheckDefinitionPath)
+//     and decodes (DecodeDefinitionFile); all definitions together pass
+//     CheckDefinitions (errors wrap ErrInvalidArtifact);
 //   - every chart archive passes safetar.Check (errors wrap
 //     *safetar.EntryError).
 //
-// When dst is not nil, Pull then pushes the charts, the config and, last,
-// the manifest into it, so a manifest in dst always has all its blobs; on
-// any error nothing is stored under the manifest's digest. dst should
-// verify what it stores, as oras-go's stores do.
+// An artifact without definitions layers (made before they existed) is
+// valid; its Definitions are empty.
+//
+// When dst is not nil, Pull then pushes the charts, the definitions, the
+// config and, last, the manifest into it, so a manifest in dst always has
+// all its blobs; on any error nothing is stored under the manifest's
+// digest. dst should verify what it stores, as oras-go's stores do.
 func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst content.Pusher, opts PullOptions) (*Artifact, error) {
 	opts = opts.withDefaults()
 	manifestDesc, manifestData, err := fetchManifest(ctx, src, reference, opts.MaxManifestSize)
@@ -144,11 +167,12 @@ func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst co
 		return nil, fmt.Errorf("%w: config %s: %v", ErrInvalidArtifact, manifest.Config.Digest, err)
 	}
 
-	charts, err := chartLayers(&manifest, catalog, opts)
+	charts, defs, err := layers(&manifest, catalog, opts)
 	if err != nil {
 		return nil, err
 	}
-	blobs := make([][]byte, len(charts))
+	chartBlobs := make([][]byte, len(charts))
+	defBlobs := make([][]byte, len(defs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opts.Concurrency)
 	for i, c := range charts {
@@ -160,21 +184,42 @@ func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst co
 			if err := safetar.Check(bytes.NewReader(data), opts.ArchiveLimits); err != nil {
 				return fmt.Errorf("chart %s (%s): %w", c.Path, c.Descriptor.Digest, err)
 			}
-			blobs[i] = data
+			chartBlobs[i] = data
+			return nil
+		})
+	}
+	for i := range defs {
+		d := &defs[i]
+		g.Go(func() error {
+			data, err := fetchVerified(gctx, src, d.Descriptor, "definitions "+d.Path, opts.MaxDefinitionSize)
+			if err != nil {
+				return err
+			}
+			if d.Objects, err = DecodeDefinitionFile(d.Path, data); err != nil {
+				return fmt.Errorf("%w: definitions layer %s: %v", ErrInvalidArtifact, d.Descriptor.Digest, err)
+			}
+			defBlobs[i] = data
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	if err := CheckDefinitions(catalog, defs); err != nil {
+		return nil, fmt.Errorf("%w: definitions: %v", ErrInvalidArtifact, err)
+	}
 
 	if dst != nil {
-		// Everything is verified: store the charts and the config (in
-		// parallel, as they were fetched), then, last, the manifest.
+		// Everything is verified: store the charts, the definitions and
+		// the config (in parallel, as they were fetched), then, last, the
+		// manifest.
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(opts.Concurrency)
 		for i, c := range charts {
-			g.Go(func() error { return store(gctx, dst, c.Descriptor, blobs[i]) })
+			g.Go(func() error { return store(gctx, dst, c.Descriptor, chartBlobs[i]) })
+		}
+		for i, d := range defs {
+			g.Go(func() error { return store(gctx, dst, d.Descriptor, defBlobs[i]) })
 		}
 		g.Go(func() error { return store(gctx, dst, manifest.Config, configData) })
 		if err := g.Wait(); err != nil {
@@ -192,6 +237,7 @@ func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst co
 		Config:      manifest.Config,
 		Catalog:     catalog,
 		Charts:      charts,
+		Definitions: defs,
 	}, nil
 }
 
@@ -263,25 +309,51 @@ func checkManifest(m *ocispec.Manifest) error {
 	return nil
 }
 
-// chartLayers checks the layers against the catalog and returns them.
-func chartLayers(m *ocispec.Manifest, catalog *Catalog, opts PullOptions) ([]Chart, error) {
-	if len(m.Layers) > opts.MaxCharts {
-		return nil, fmt.Errorf("%w: %d layers, the limit is %d", ErrInvalidArtifact, len(m.Layers), opts.MaxCharts)
+// layers checks the layers against the catalog and returns the chart
+// layers and the definitions layers (without their Objects), each in
+// manifest order.
+func layers(m *ocispec.Manifest, catalog *Catalog, opts PullOptions) ([]Chart, []Definition, error) {
+	nCharts, nDefs := 0, 0
+	for _, l := range m.Layers {
+		switch l.MediaType {
+		case ChartMediaType:
+			nCharts++
+		case DefinitionMediaType:
+			nDefs++
+		}
 	}
-	charts := make([]Chart, 0, len(m.Layers))
-	byPath := map[string]bool{}
+	if nCharts > opts.MaxCharts {
+		return nil, nil, fmt.Errorf("%w: %d chart layers, the limit is %d", ErrInvalidArtifact, nCharts, opts.MaxCharts)
+	}
+	if nDefs > opts.MaxDefinitions {
+		return nil, nil, fmt.Errorf("%w: %d definitions layers, the limit is %d", ErrInvalidArtifact, nDefs, opts.MaxDefinitions)
+	}
+	charts := make([]Chart, 0, nCharts)
+	var defs []Definition
+	byPath := map[string]bool{} // chart layers
+	titles := map[string]bool{} // all layers
 	for i, l := range m.Layers {
 		title := l.Annotations[AnnotationTitle]
+		switch {
+		case l.MediaType != ChartMediaType && l.MediaType != DefinitionMediaType:
+			return nil, nil, fmt.Errorf("%w: layers[%d] (%s): mediaType %q, want %q (a chart) or %q (a definitions file)", ErrInvalidArtifact, i, l.Digest, l.MediaType, ChartMediaType, DefinitionMediaType)
+		case titles[title]:
+			return nil, nil, fmt.Errorf("%w: layers[%d] (%s): a second layer titled %q", ErrInvalidArtifact, i, l.Digest, title)
+		}
+		titles[title] = true
+		if l.MediaType == DefinitionMediaType {
+			if err := CheckDefinitionPath(title); err != nil {
+				return nil, nil, fmt.Errorf("%w: layers[%d] (%s): definitions layer: annotation %s %q: %v", ErrInvalidArtifact, i, l.Digest, AnnotationTitle, title, err)
+			}
+			defs = append(defs, Definition{Path: title, Descriptor: l})
+			continue
+		}
 		c := Chart{Path: title, Name: l.Annotations[AnnotationChartName], Version: l.Annotations[AnnotationChartVersion], Descriptor: l}
 		switch {
-		case l.MediaType != ChartMediaType:
-			return nil, fmt.Errorf("%w: layers[%d] (%s): mediaType %q, want %q", ErrInvalidArtifact, i, l.Digest, l.MediaType, ChartMediaType)
 		case CheckChartPath(title) != nil:
-			return nil, fmt.Errorf("%w: layers[%d] (%s): annotation %s %q: %v", ErrInvalidArtifact, i, l.Digest, AnnotationTitle, title, CheckChartPath(title))
-		case byPath[title]:
-			return nil, fmt.Errorf("%w: layers[%d] (%s): a second layer titled %q", ErrInvalidArtifact, i, l.Digest, title)
+			return nil, nil, fmt.Errorf("%w: layers[%d] (%s): annotation %s %q: %v", ErrInvalidArtifact, i, l.Digest, AnnotationTitle, title, CheckChartPath(title))
 		case c.Name == "" || c.Version == "":
-			return nil, fmt.Errorf("%w: layers[%d] (%s): annotations %s and %s are required", ErrInvalidArtifact, i, l.Digest, AnnotationChartName, AnnotationChartVersion)
+			return nil, nil, fmt.Errorf("%w: layers[%d] (%s): annotations %s and %s are required", ErrInvalidArtifact, i, l.Digest, AnnotationChartName, AnnotationChartVersion)
 		}
 		byPath[title] = true
 		charts = append(charts, c)
@@ -290,23 +362,23 @@ func chartLayers(m *ocispec.Manifest, catalog *Catalog, opts PullOptions) ([]Cha
 	for _, v := range catalog.Variants {
 		for _, comp := range v.Components {
 			if !byPath[comp.Chart] {
-				return nil, fmt.Errorf("%w: a component uses chart %q, but no layer is titled so", ErrInvalidArtifact, comp.Chart)
+				return nil, nil, fmt.Errorf("%w: a component uses chart %q, but no layer is titled so", ErrInvalidArtifact, comp.Chart)
 			}
 			used[comp.Chart] = true
 		}
 	}
 	for _, app := range catalog.Applications {
 		if !byPath[app.Chart] {
-			return nil, fmt.Errorf("%w: application %q uses chart %q, but no layer is titled so", ErrInvalidArtifact, app.Name, app.Chart)
+			return nil, nil, fmt.Errorf("%w: application %q uses chart %q, but no layer is titled so", ErrInvalidArtifact, app.Name, app.Chart)
 		}
 		used[app.Chart] = true
 	}
 	for _, c := range charts {
 		if !used[c.Path] {
-			return nil, fmt.Errorf("%w: layer %q (%s) is used by no component or application", ErrInvalidArtifact, c.Path, c.Descriptor.Digest)
+			return nil, nil, fmt.Errorf("%w: layer %q (%s) is used by no component or application", ErrInvalidArtifact, c.Path, c.Descriptor.Digest)
 		}
 	}
-	return charts, nil
+	return charts, defs, nil
 }
 
 // store pushes verified bytes to dst unless it has them already.

@@ -311,7 +311,7 @@ func TestPullRejectsWhatIsNotACatalog(t *testing.T) {
 			extra.Annotations = map[string]string{artifact.AnnotationTitle: "charts/extra", artifact.AnnotationChartName: "extra", artifact.AnnotationChartVersion: "1.0.0"}
 			m.Layers = append(m.Layers, extra)
 		}, artifact.PullOptions{}, `layer "charts/extra" (sha256:`},
-		{"too many layers", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {}, artifact.PullOptions{MaxCharts: 1}, "3 layers, the limit is 1"},
+		{"too many layers", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {}, artifact.PullOptions{MaxCharts: 1}, "3 chart layers, the limit is 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memory.New()
@@ -383,5 +383,155 @@ func TestPullRejectsUnsafeChartArchive(t *testing.T) {
 	}
 	if ok, _ := cache.Exists(context.Background(), evil); ok {
 		t.Errorf("the unsafe chart was stored")
+	}
+}
+
+// buildWithDefinitions builds the test catalog with its definitions into
+// a memory store.
+func buildWithDefinitions(t *testing.T) (*memory.Store, *build.Result) {
+	t.Helper()
+	store := memory.New()
+	res, err := build.Build(context.Background(), withDefinitions(t), store, build.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Definitions) != 2 {
+		t.Fatalf("built %d definitions layers, want 2", len(res.Definitions))
+	}
+	return store, res
+}
+
+// Build and pull: the definitions come back decoded, in manifest order,
+// and are stored; an artifact without definitions still pulls, with none.
+func TestPullDefinitions(t *testing.T) {
+	ctx := context.Background()
+	store, res := buildWithDefinitions(t)
+	cache := memory.New()
+	a, err := artifact.Pull(ctx, store, res.Tag, cache, artifact.PullOptions{})
+	if err != nil {
+		t.Fatalf("Pull: %v", err)
+	}
+	if len(a.Definitions) != 2 {
+		t.Fatalf("pulled %d definitions, want 2", len(a.Definitions))
+	}
+	for i, d := range a.Definitions {
+		want := res.Definitions[i]
+		if d.Path != want.Path || !content.Equal(d.Descriptor, want.Descriptor) || len(d.Objects) != len(want.Objects) {
+			t.Errorf("definitions[%d] = %s %v (%d objects), want %s %v (%d objects)", i, d.Path, d.Descriptor, len(d.Objects), want.Path, want.Descriptor, len(want.Objects))
+		}
+		data, err := content.FetchAll(ctx, cache, d.Descriptor)
+		if err != nil {
+			t.Errorf("the cache lacks %s: %v", d.Path, err)
+		}
+		objs, err := artifact.DecodeDefinitionFile(d.Path, data)
+		if err != nil || len(objs) != len(d.Objects) {
+			t.Errorf("%s from the cache: %d objects, %v", d.Path, len(objs), err)
+		}
+	}
+	if n := len(a.DefinitionObjects()); n != 3 {
+		t.Errorf("%d objects, want an AD, a policy and a binding", n)
+	}
+	if ad := a.Definitions[1].Objects[0]; ad.GetKind() != "ApplicationDefinition" || ad.GetName() != "echo" {
+		t.Errorf("applicationdefinitions/echo.yaml holds %s %s", ad.GetKind(), ad.GetName())
+	}
+
+	plain := memory.New()
+	old, err := build.Build(ctx, testCatalog, plain, build.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := artifact.Pull(ctx, plain, old.Tag, nil, artifact.PullOptions{})
+	if err != nil || len(b.Definitions) != 0 || len(b.DefinitionObjects()) != 0 {
+		t.Fatalf("an artifact without definitions: %v, %d definitions", err, len(b.Definitions))
+	}
+}
+
+// A definitions layer whose bytes are not its digest's, or over the
+// limit, is refused and nothing is stored.
+func TestPullVerifiesDefinitionsLayers(t *testing.T) {
+	ctx := context.Background()
+	store, res := buildWithDefinitions(t)
+	def := res.Definitions[1]
+	data, err := content.FetchAll(ctx, store, def.Descriptor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := bytes.Replace(data, []byte("kind: Echo"), []byte("kind: Ecco"), 1)
+	cache := memory.New()
+	_, err = artifact.Pull(ctx, &lying{ReadOnlyTarget: store, swap: map[digest.Digest][]byte{def.Descriptor.Digest: tampered}}, res.Tag, cache, artifact.PullOptions{})
+	var mismatch *artifact.DigestMismatchError
+	if !errors.As(err, &mismatch) || mismatch.Blob != "definitions applicationdefinitions/echo.yaml" || mismatch.Expected != def.Descriptor.Digest || mismatch.Actual != digest.FromBytes(tampered) {
+		t.Fatalf("Pull: %v, want a *DigestMismatchError for definitions applicationdefinitions/echo.yaml", err)
+	}
+	for _, d := range []ocispec.Descriptor{res.Manifest, def.Descriptor} {
+		if ok, _ := cache.Exists(ctx, d); ok {
+			t.Errorf("the cache holds %s after a failed pull", d.Digest)
+		}
+	}
+
+	_, err = artifact.Pull(ctx, store, res.Tag, cache, artifact.PullOptions{MaxDefinitionSize: 100})
+	var tooLarge *artifact.TooLargeError
+	if !errors.As(err, &tooLarge) || !strings.HasPrefix(tooLarge.Blob, "definitions applicationdefinitions/") || tooLarge.Limit != 100 {
+		t.Fatalf("Pull with MaxDefinitionSize 100: %v, want a *TooLargeError for a definitions layer", err)
+	}
+	if ok, _ := cache.Exists(ctx, res.Manifest); ok {
+		t.Error("the cache holds the manifest after a failed pull")
+	}
+}
+
+func TestPullRejectsBadDefinitions(t *testing.T) {
+	// The layers of the built artifact: 3 charts, then
+	// applicationdefinitions/echo-policy.yml and applicationdefinitions/echo.yaml.
+	const policy, ad = 3, 4
+	retitle := func(i int, title string) func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
+		return func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
+			m.Layers[i].Annotations = map[string]string{artifact.AnnotationTitle: title}
+		}
+	}
+	replace := func(i int, body string) func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
+		return func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
+			d := pushBlob(t, s, artifact.DefinitionMediaType, []byte(body))
+			d.Annotations = m.Layers[i].Annotations
+			m.Layers[i] = d
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, s *memory.Store, m *ocispec.Manifest)
+		opts   artifact.PullOptions
+		want   string
+	}{
+		{"an untitled definitions layer", func(t *testing.T, s *memory.Store, m *ocispec.Manifest) { m.Layers[ad].Annotations = nil },
+			artifact.PullOptions{}, `layers[4] (sha256:`},
+		{"a definitions layer titled outside the catalog", retitle(ad, "../echo.yaml"), artifact.PullOptions{}, `definitions layer: annotation org.opencontainers.image.title "../echo.yaml"`},
+		{"a definitions layer titled outside applicationdefinitions/", retitle(ad, "charts/echo.yaml"), artifact.PullOptions{}, `"charts/echo.yaml": must be a file directly in applicationdefinitions/`},
+		{"a definitions layer in a subdirectory", retitle(ad, "applicationdefinitions/x/echo.yaml"), artifact.PullOptions{}, "must be a file directly in applicationdefinitions/"},
+		{"a definitions layer that is not YAML by name", retitle(ad, "applicationdefinitions/echo.json"), artifact.PullOptions{}, "must end in .yaml or .yml"},
+		{"two definitions layers with one title", retitle(ad, "applicationdefinitions/echo-policy.yml"), artifact.PullOptions{}, `layers[4] (sha256:`},
+		{"a definitions layer titled as a chart", retitle(ad, "charts/echo"), artifact.PullOptions{}, `a second layer titled "charts/echo"`},
+		{"a definitions layer that does not decode", replace(ad, "kind: [\n"), artifact.PullOptions{}, "applicationdefinitions/echo.yaml, document 1 (line 1): not valid YAML"},
+		{"a definition of another kind", replace(ad, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: everything\n"),
+			artifact.PullOptions{}, `applicationdefinitions/echo.yaml, document 1: apiVersion "rbac.authorization.k8s.io/v1", kind "ClusterRole": the platform installs only`},
+		{"a policy matching what the catalog does not serve", replace(policy, strings.Replace(readFile(t, filepath.Join(testDefinitions, "echo-policy.yml")), `resources: ["echoes", "echoes/status"]`, `resources: ["echoes", "secrets"]`, 1)),
+			artifact.PullOptions{}, `spec.matchConstraints.resourceRules[0].resources[1]: Invalid value: "secrets"`},
+		{"a provided kind without its AD", func(t *testing.T, s *memory.Store, m *ocispec.Manifest) { m.Layers = m.Layers[:ad] },
+			artifact.PullOptions{}, "catalog.yaml: provides.applicationKinds[0]: kind Echo has no ApplicationDefinition"},
+		{"too many definitions layers", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {}, artifact.PullOptions{MaxDefinitions: 1}, "2 definitions layers, the limit is 1"},
+		{"a layer of another media type", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) { m.Layers[ad].MediaType = "application/yaml" },
+			artifact.PullOptions{}, `layers[4] (sha256:`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store, res := buildWithDefinitions(t)
+			craft(t, store, res, func(m *ocispec.Manifest) { tc.change(t, store, m) })
+			cache := memory.New()
+			_, err := artifact.Pull(context.Background(), store, "crafted", cache, tc.opts)
+			if !errors.Is(err, artifact.ErrInvalidArtifact) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Pull: %v\nwant ErrInvalidArtifact containing %q", err, tc.want)
+			}
+			t.Log(err)
+			if ok, _ := cache.Exists(context.Background(), res.Config); ok {
+				t.Error("a refused artifact's config was stored")
+			}
+		})
 	}
 }

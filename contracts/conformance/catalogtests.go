@@ -72,9 +72,10 @@ func CheckRefusesNewerMinPlatformVersion(t *testing.T, dir string) {
 }
 
 // CheckCatalogBuilds builds the catalog in dir into an OCI layout: tagged
-// with its version, one layer per chart, passing the checks the
-// platform's operator makes (artifact.Pull), and the same digest when
-// built again.
+// with its version, one layer per chart and one per file of
+// applicationdefinitions/, passing the checks the platform's operator
+// makes (artifact.Pull, which checks the definitions too), and the same
+// digest when built again.
 func CheckCatalogBuilds(t *testing.T, dir string) {
 	t.Helper()
 	cat, err := artifact.LoadCatalog(dir)
@@ -95,9 +96,21 @@ func CheckCatalogBuilds(t *testing.T, dir string) {
 	if len(res.Charts) != len(cat.ChartPaths()) {
 		t.Errorf("%d chart layers, want %d", len(res.Charts), len(cat.ChartPaths()))
 	}
+	files, err := artifact.DefinitionFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The artifact passes the checks the platform's operator makes.
-	if _, err := artifact.Pull(context.Background(), store, res.Tag, nil, artifact.PullOptions{}); err != nil {
+	a, err := artifact.Pull(context.Background(), store, res.Tag, nil, artifact.PullOptions{})
+	if err != nil {
 		t.Fatalf("pull the built artifact: %v", err)
+	}
+	var defs []string
+	for _, d := range a.Definitions {
+		defs = append(defs, d.Path)
+	}
+	if !slices.Equal(defs, files) {
+		t.Errorf("definitions layers %v, want one per file of %s/: %v", defs, artifact.DefinitionsDir, files)
 	}
 	// Building again gives the same digest.
 	again, err := build.Build(context.Background(), dir, store, build.Options{})

@@ -59,7 +59,7 @@ func Check(src *Source, opts Options) (*Report, error) {
 		}
 		r.add(adc.checkADs(src.ADs, src.Catalog, catPos, charts)...)
 	} else {
-		r.Skipped = append(r.Skipped, "K1, K6: the artifact carries no ApplicationDefinitions; check the catalog directory for them")
+		r.Skipped = append(r.Skipped, "K1, K6: the artifact carries no ApplicationDefinitions (no definitions layers: its catalog has no applicationdefinitions/, or an older cozypkg built it); check the catalog directory for them")
 	}
 
 	k2, err := schemas.K2Keys(contract)

@@ -60,7 +60,7 @@ const FieldManager = "cozystack-conformance"
 // that cannot be used at all.
 func Live(ctx context.Context, cfg *rest.Config, src *Source, opts LiveOptions) ([]Finding, error) {
 	if !src.HasADs {
-		return nil, errors.New("the live checks need the catalog's ApplicationDefinitions: run them on a catalog directory")
+		return nil, errors.New("the live checks need the catalog's ApplicationDefinitions: run them on a catalog directory, or an artifact that carries its definitions")
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 60 * time.Second

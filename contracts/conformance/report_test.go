@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -60,8 +64,9 @@ func TestContractWindow(t *testing.T) {
 	}
 }
 
-// A built artifact is checked without ADs (K1 and K6 skipped, said so)
-// and passes.
+// A built artifact carries the catalog's ApplicationDefinitions: they are
+// its ADs, as the directory's (same files, lines and bytes), K1 and K6
+// run on them, and it passes.
 func TestCheckArtifact(t *testing.T) {
 	ctx := context.Background()
 	store := memory.New()
@@ -73,18 +78,112 @@ func TestCheckArtifact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if src.HasADs || len(src.Charts) != 2 {
-		t.Fatalf("artifact source: HasADs %v, %d charts", src.HasADs, len(src.Charts))
+	dir, err := conformance.LoadDir(baseCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !src.HasADs || len(src.Charts) != 2 || !reflect.DeepEqual(src.ADs, dir.ADs) {
+		t.Fatalf("artifact source: HasADs %v, %d charts, ADs %v; want HasADs, 2 charts and the directory's ADs %v", src.HasADs, len(src.Charts), src.ADs, dir.ADs)
+	}
+	if len(src.ADs) != 1 || src.ADs[0].File != "applicationdefinitions/demo.yaml" || src.ADs[0].Line != 1 {
+		t.Errorf("ADs %v, want applicationdefinitions/demo.yaml:1", src.ADs)
 	}
 	r, err := conformance.Check(src, conformance.Options{PlatformVersion: "0.1.0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Findings) != 0 || len(r.Skipped) != 1 || !strings.HasPrefix(r.Skipped[0], "K1, K6:") || r.Catalog != "demo" {
+	if len(r.Findings) != 0 || len(r.Skipped) != 0 || r.Catalog != "demo" {
+		t.Errorf("report %+v", r)
+	}
+}
+
+// An artifact without definitions layers (its catalog has no
+// applicationdefinitions/, or an older cozypkg built it) is checked
+// without ADs: K1 and K6 are skipped, and said so.
+func TestCheckArtifactWithoutDefinitions(t *testing.T) {
+	ctx := context.Background()
+	dir := copyTree(t, baseCatalog)
+	if err := os.RemoveAll(filepath.Join(dir, "applicationdefinitions")); err != nil {
+		t.Fatal(err)
+	}
+	store := memory.New()
+	res, err := build.Build(ctx, dir, store, build.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := conformance.LoadArtifact(ctx, store, res.Tag, "memory:"+res.Tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.HasADs || len(src.ADs) != 0 || len(src.Charts) != 2 {
+		t.Fatalf("artifact source: HasADs %v, %d ADs, %d charts", src.HasADs, len(src.ADs), len(src.Charts))
+	}
+	r, err := conformance.Check(src, conformance.Options{PlatformVersion: "0.1.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Findings) != 0 || len(r.Skipped) != 1 || !strings.HasPrefix(r.Skipped[0], "K1, K6: the artifact carries no ApplicationDefinitions") || r.Catalog != "demo" {
 		t.Errorf("report %+v", r)
 	}
 	if _, err := conformance.Live(ctx, nil, src, conformance.LiveOptions{}); err == nil || !strings.Contains(err.Error(), "need the catalog's ApplicationDefinitions") {
-		t.Errorf("Live on an artifact: %v", err)
+		t.Errorf("Live on an artifact without definitions: %v", err)
+	}
+}
+
+// The AD checks run on an artifact's definitions as on the directory's:
+// every seeded case of testdata/cases.yaml with a finding in
+// applicationdefinitions/ whose catalog still builds (the build refuses
+// what artifact.CheckDefinitions refuses, such as a misspelt field) gives
+// the same findings there from its artifact as from its directory.
+func TestCheckArtifactRunsADChecks(t *testing.T) {
+	ctx := context.Background()
+	adFindings := func(r *conformance.Report) []string {
+		var out []string
+		for _, f := range r.Findings {
+			if strings.HasPrefix(f.File, "applicationdefinitions/") {
+				out = append(out, fmt.Sprintf("%s %s %s:%d %s", f.Severity, f.RuleID, f.File, f.Line, f.Path))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	checked := 0
+	for _, c := range loadCases(t) {
+		if c.Previous != nil || !slices.ContainsFunc(c.Want, func(w wantFinding) bool { return strings.HasPrefix(w.File, "applicationdefinitions/") }) {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			dir := seed(t, c.Edits, c.Write, c.Remove)
+			store := memory.New()
+			res, err := build.Build(ctx, dir, store, build.Options{})
+			if err != nil {
+				t.Skipf("the build refuses it: %v", err)
+			}
+			opts := conformance.Options{PlatformVersion: c.PlatformVersion}
+			if opts.PlatformVersion == "" {
+				opts.PlatformVersion = "0.1.0"
+			}
+			fromDir, err := conformance.CheckDir(dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := conformance.LoadArtifact(ctx, store, res.Tag, "memory:"+res.Tag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromArtifact, err := conformance.Check(src, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, got := adFindings(fromDir), adFindings(fromArtifact)
+			if len(want) == 0 || !slices.Equal(got, want) {
+				t.Errorf("findings from the artifact:\n  %s\nfrom the directory:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+			}
+			checked++
+		})
+	}
+	if checked < 5 {
+		t.Errorf("only %d seeded cases built and were compared", checked)
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -26,10 +24,11 @@ import (
 // ADDir is the directory of a catalog holding its ApplicationDefinitions,
 // one or more YAML documents per file; documents of other API groups (the
 // policies a kind ships beside its AD) are left out.
-const ADDir = "applicationdefinitions"
+const ADDir = artifact.DefinitionsDir
 
 // Source is a catalog as the checks read it: a directory, or a pulled
-// artifact (which carries no ApplicationDefinitions).
+// artifact (which carries the ApplicationDefinitions as definitions
+// layers, unless it was built before they existed).
 type Source struct {
 	// Name is the directory or the reference, for reports.
 	Name string
@@ -44,7 +43,7 @@ type Source struct {
 	// (e.g. charts/postgres).
 	Charts map[string]*chart.Chart
 	// ADs are the ApplicationDefinition documents; HasADs is false when
-	// the source cannot carry any (an artifact).
+	// the source carries none (an artifact without definitions layers).
 	ADs    []ADDocument
 	HasADs bool
 	// Problems are findings met while loading (CAT-catalog, CAT-chart).
@@ -53,8 +52,9 @@ type Source struct {
 
 // ADDocument is one YAML document of an ApplicationDefinition file.
 type ADDocument struct {
-	// File is the path relative to the catalog, Line the document's first
-	// line in it.
+	// File is the path relative to the catalog (for an artifact, the
+	// definitions layer's title, the same path), Line the document's
+	// first line in it (artifact.Document).
 	File string
 	Line int
 	Data []byte
@@ -93,19 +93,15 @@ func LoadDir(dir string) (*Source, error) {
 			src.Charts[p] = c
 		}
 	}
-	files, err := filepath.Glob(filepath.Join(dir, ADDir, "*.yaml"))
+	files, err := artifact.DefinitionFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	more, _ := filepath.Glob(filepath.Join(dir, ADDir, "*.yml"))
-	files = append(files, more...)
-	slices.Sort(files)
-	for _, f := range files {
-		data, err := os.ReadFile(f)
+	for _, rel := range files {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, err
 		}
-		rel := path.Join(ADDir, filepath.Base(f))
 		src.ADs = append(src.ADs, splitDocuments(rel, data)...)
 	}
 	return src, nil
@@ -142,25 +138,16 @@ func decodeCatalog(src *Source, data []byte) *artifact.Catalog {
 	return c
 }
 
-var documentSeparator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
-
-// splitDocuments splits a multi-document YAML file, dropping empty
-// documents and keeping each one's first line.
+// splitDocuments splits a multi-document YAML file
+// (artifact.SplitDocuments: empty documents dropped, each one's first line
+// kept) and leaves out the documents of other API groups.
 func splitDocuments(file string, data []byte) []ADDocument {
 	var out []ADDocument
-	start, line := 0, 1
-	emit := func(end int) {
-		doc := data[start:end]
-		if len(bytes.TrimSpace(stripComments(doc))) > 0 && !foreignDocument(doc) {
-			out = append(out, ADDocument{File: file, Line: line, Data: doc})
+	for _, d := range artifact.SplitDocuments(data) {
+		if !foreignDocument(d.Data) {
+			out = append(out, ADDocument{File: file, Line: d.Line, Data: d.Data})
 		}
 	}
-	for _, m := range documentSeparator.FindAllIndex(data, -1) {
-		emit(m[0])
-		line += bytes.Count(data[start:m[1]], []byte("\n"))
-		start = m[1]
-	}
-	emit(len(data))
 	return out
 }
 
@@ -178,27 +165,19 @@ func foreignDocument(doc []byte) bool {
 	return found && group != "cozystack.io" || !found
 }
 
-func stripComments(doc []byte) []byte {
-	var out [][]byte
-	for _, l := range bytes.Split(doc, []byte("\n")) {
-		if !bytes.HasPrefix(bytes.TrimSpace(l), []byte("#")) {
-			out = append(out, l)
-		}
-	}
-	return bytes.Join(out, []byte("\n"))
-}
-
 // LoadArtifact pulls the catalog artifact reference names in src (as
-// artifact.Pull: verified) and loads its config and chart archives. An
-// artifact carries no ApplicationDefinitions, so K1 and K6 cannot run on
-// it (HasADs is false).
+// artifact.Pull: verified) and loads its config, chart archives and
+// definitions. The ApplicationDefinitions of its definitions layers are
+// its ADs, File being the layer's title; an artifact without definitions
+// layers (built before they existed) has none, so K1 and K6 cannot run
+// on it (HasADs is false).
 func LoadArtifact(ctx context.Context, target oras.ReadOnlyTarget, reference, name string) (*Source, error) {
 	store := memory.New()
 	a, err := artifact.Pull(ctx, target, reference, store, artifact.PullOptions{})
 	if err != nil {
 		return nil, err
 	}
-	src := &Source{Name: name, Catalog: a.Catalog, CatalogFile: artifact.CatalogFile, Charts: map[string]*chart.Chart{}}
+	src := &Source{Name: name, Catalog: a.Catalog, CatalogFile: artifact.CatalogFile, Charts: map[string]*chart.Chart{}, HasADs: len(a.Definitions) > 0}
 	for _, c := range a.Charts {
 		data, err := content.FetchAll(ctx, store, c.Descriptor)
 		if err != nil {
@@ -211,6 +190,13 @@ func LoadArtifact(ctx context.Context, target oras.ReadOnlyTarget, reference, na
 			continue
 		}
 		src.Charts[c.Path] = ch
+	}
+	for _, d := range a.Definitions {
+		data, err := content.FetchAll(ctx, store, d.Descriptor)
+		if err != nil {
+			return nil, err
+		}
+		src.ADs = append(src.ADs, splitDocuments(d.Path, data)...)
 	}
 	return src, nil
 }

@@ -1,6 +1,7 @@
 // Package build makes a catalog artifact (format: cozystack.io/contracts/
-// artifact, README.md) from a catalog directory: catalog.yaml plus the
-// chart and library directories it names.
+// artifact, README.md) from a catalog directory: catalog.yaml, the chart
+// and library directories it names, and the definition files of
+// applicationdefinitions/.
 package build
 
 import (
@@ -47,6 +48,10 @@ type Result struct {
 	Catalog *artifact.Catalog
 	// Charts are the chart layers, sorted by path.
 	Charts []artifact.Chart
+	// Definitions are the definitions layers (the files of
+	// applicationdefinitions/), sorted by path, after the charts in the
+	// manifest; none when the catalog has no such directory.
+	Definitions []artifact.Definition
 }
 
 // tagPattern is the OCI distribution spec's tag grammar.
@@ -57,12 +62,15 @@ var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 // cannot hold "+").
 func TagFor(version string) string { return strings.ReplaceAll(version, "+", "_") }
 
-// Build reads catalogDir/catalog.yaml, packages each chart the components
-// and applications use (with the libraries it depends on vendored in) into a chart archive,
-// and pushes the archives, the config blob and the manifest to dst (any
-// oras target: an OCI layout store, a memory store, a registry
-// repository), then tags the manifest. Blobs dst already has are not
-// pushed again. Errors name the file or field to fix.
+// Build reads catalogDir/catalog.yaml and the definition files of
+// catalogDir/applicationdefinitions (checked with
+// artifact.CheckDefinitions before anything is pushed), packages each
+// chart the components and applications use (with the libraries it
+// depends on vendored in) into a chart archive, and pushes the archives,
+// the definition files, the config blob and the manifest to dst (any oras
+// target: an OCI layout store, a memory store, a registry repository),
+// then tags the manifest. Blobs dst already has are not pushed again.
+// Errors name the file or field to fix.
 func Build(ctx context.Context, catalogDir string, dst oras.Target, opts Options) (*Result, error) {
 	cat, err := artifact.LoadCatalog(catalogDir)
 	if err != nil {
@@ -87,6 +95,13 @@ func Build(ctx context.Context, catalogDir string, dst oras.Target, opts Options
 		created = time.Unix(0, 0)
 	}
 	created = created.UTC().Truncate(time.Second)
+	defs, err := loadDefinitions(root)
+	if err == nil {
+		err = artifact.CheckDefinitions(cat, publicDefinitions(defs))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s/ does not pass the checks of the platform (README.md in cozystack.io/contracts/artifact, \"Definitions\"):\n%w", artifact.DefinitionsDir, err)
+	}
 
 	libs := map[string]string{}
 	for i := range cat.Libraries {
@@ -106,7 +121,7 @@ func Build(ctx context.Context, catalogDir string, dst oras.Target, opts Options
 	paths := cat.ChartPaths()
 	slices.Sort(paths)
 	charts := make([]artifact.Chart, 0, len(paths))
-	layers := make([]ocispec.Descriptor, 0, len(paths))
+	layers := make([]ocispec.Descriptor, 0, len(paths)+len(defs))
 	for _, p := range paths {
 		c, err := loadChart(root, p, libs)
 		if err != nil {
@@ -129,6 +144,12 @@ func Build(ctx context.Context, catalogDir string, dst oras.Target, opts Options
 		charts = append(charts, artifact.Chart{Path: p, Name: c.Name(), Version: c.Metadata.Version, Descriptor: desc})
 	}
 
+	for _, d := range defs {
+		if err := push(ctx, dst, d.Descriptor, d.data); err != nil {
+			return nil, err
+		}
+		layers = append(layers, d.Descriptor)
+	}
 	if err := cat.ValidateBuilt(); err != nil {
 		return nil, fmt.Errorf("%s: %w", artifact.CatalogFile, err)
 	}
@@ -156,7 +177,15 @@ func Build(ctx context.Context, catalogDir string, dst oras.Target, opts Options
 	if err := dst.Tag(ctx, manifest, tag); err != nil {
 		return nil, fmt.Errorf("tag %s: %w", tag, err)
 	}
-	return &Result{Manifest: manifest, Tag: tag, Config: config, Catalog: cat, Charts: charts}, nil
+	return &Result{Manifest: manifest, Tag: tag, Config: config, Catalog: cat, Charts: charts, Definitions: publicDefinitions(defs)}, nil
+}
+
+func publicDefinitions(defs []definition) []artifact.Definition {
+	out := make([]artifact.Definition, len(defs))
+	for i, d := range defs {
+		out[i] = d.Definition
+	}
+	return out
 }
 
 func push(ctx context.Context, dst oras.Target, desc ocispec.Descriptor, data []byte) error {

@@ -3,6 +3,8 @@ package build_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/content/memory"
 	"oras.land/oras-go/v2/content/oci"
@@ -251,6 +256,295 @@ func TestChartsAdmitPlatformKeys(t *testing.T) {
 			bad := map[string]any{"_cluster": map[string]any{}, "nope": 1}
 			if _, err := chartutil.ToRenderValues(c, bad, opts, nil); err == nil || !strings.Contains(err.Error(), "nope") {
 				t.Errorf("an unknown key: %v, want a schema error naming it", err)
+			}
+		})
+	}
+}
+
+// testDefinitions are the definitions of the test catalog, kept outside
+// it (README.md there).
+const testDefinitions = "../testdata/definitions"
+
+// copyCatalogWithDefinitions copies the test catalog with the files of
+// testDefinitions in applicationdefinitions/.
+func copyCatalogWithDefinitions(t *testing.T) string {
+	t.Helper()
+	dir := copyCatalog(t)
+	defs := filepath.Join(dir, artifact.DefinitionsDir)
+	if err := os.Mkdir(defs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"echo.yaml", "echo-policy.yml"} {
+		if err := os.WriteFile(filepath.Join(defs, name), []byte(readFile(t, filepath.Join(testDefinitions, name))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// A catalog with applicationdefinitions/ builds one layer per file, after
+// the charts, sorted by name, titled with the slash path; files of other
+// names are not layers; the digest is reproducible; Pull returns the
+// definitions decoded.
+func TestBuildWithDefinitions(t *testing.T) {
+	ctx := context.Background()
+	dir := copyCatalogWithDefinitions(t)
+	// Neither a file of another suffix nor a subdirectory is a definition.
+	if err := os.WriteFile(filepath.Join(dir, artifact.DefinitionsDir, "notes.md"), []byte("# notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, artifact.DefinitionsDir, "testdata"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store := memory.New()
+	res, err := build.Build(ctx, dir, store, build.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := content.FetchAll(ctx, store, res.Manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m ocispec.Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range m.Layers {
+		got = append(got, l.MediaType+" "+l.Annotations[artifact.AnnotationTitle])
+	}
+	want := []string{
+		artifact.ChartMediaType + " charts/echo",
+		artifact.ChartMediaType + " charts/echo-operator",
+		artifact.ChartMediaType + " charts/echo-tenant",
+		artifact.DefinitionMediaType + " applicationdefinitions/echo-policy.yml",
+		artifact.DefinitionMediaType + " applicationdefinitions/echo.yaml",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("layers:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	for i, d := range res.Definitions {
+		l := m.Layers[len(res.Charts)+i]
+		if !content.Equal(d.Descriptor, l) || len(l.Annotations) != 1 {
+			t.Errorf("definitions %s: descriptor %v, manifest layer %v (want the title annotation only)", d.Path, d.Descriptor, l)
+		}
+		// The layer is the file as it is.
+		file := readFile(t, filepath.Join(dir, filepath.FromSlash(d.Path)))
+		blob, err := content.FetchAll(ctx, store, l)
+		if err != nil || string(blob) != file {
+			t.Errorf("definitions %s: layer bytes differ from the file (%v)", d.Path, err)
+		}
+	}
+
+	// Reproducible: the same directory, another store, another time of
+	// day; and a copy of the directory elsewhere.
+	again, err := build.Build(ctx, copyCatalogWithDefinitions(t), memory.New(), build.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Manifest.Digest != res.Manifest.Digest {
+		t.Errorf("two builds of one catalog: %s and %s", res.Manifest.Digest, again.Manifest.Digest)
+	}
+	for i := range again.Definitions {
+		if again.Definitions[i].Descriptor.Digest != res.Definitions[i].Descriptor.Digest {
+			t.Errorf("definitions %s: digests %s and %s", again.Definitions[i].Path, res.Definitions[i].Descriptor.Digest, again.Definitions[i].Descriptor.Digest)
+		}
+	}
+	// Without the definitions the digest differs: they are covered by it.
+	plain, err := build.Build(ctx, testCatalog, memory.New(), build.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Manifest.Digest == res.Manifest.Digest || len(plain.Definitions) != 0 {
+		t.Errorf("the catalog without definitions: %s, %d definitions", plain.Manifest.Digest, len(plain.Definitions))
+	}
+
+	// Round trip through an OCI layout.
+	layoutDir := t.TempDir()
+	layout, err := oci.New(layoutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := build.Build(ctx, dir, layout, build.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	fromDisk, err := oci.NewFromFS(ctx, os.DirFS(layoutDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := memory.New()
+	a, err := artifact.Pull(ctx, fromDisk, res.Tag, cache, artifact.PullOptions{})
+	if err != nil {
+		t.Fatalf("Pull: %v", err)
+	}
+	var paths, objects []string
+	for _, d := range a.Definitions {
+		paths = append(paths, d.Path)
+		if ok, _ := cache.Exists(ctx, d.Descriptor); !ok {
+			t.Errorf("the cache lacks definitions %s", d.Path)
+		}
+	}
+	for _, o := range a.DefinitionObjects() {
+		objects = append(objects, o.GetAPIVersion()+" "+o.GetKind()+" "+o.GetName())
+	}
+	if want := []string{"applicationdefinitions/echo-policy.yml", "applicationdefinitions/echo.yaml"}; !slices.Equal(paths, want) {
+		t.Errorf("pulled definitions %v, want %v", paths, want)
+	}
+	if want := []string{
+		"admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy echo-message.cozystack.io",
+		"admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding echo-message.cozystack.io",
+		"cozystack.io/v1alpha1 ApplicationDefinition echo",
+	}; !slices.Equal(objects, want) {
+		t.Errorf("pulled objects %v, want %v", objects, want)
+	}
+	if plural, _, _ := unstructured.NestedString(a.Definitions[1].Objects[0].Object, "spec", "application", "plural"); plural != "echoes" {
+		t.Errorf("the pulled AD's plural is %q", plural)
+	}
+	// DefinitionObjects returns copies.
+	a.DefinitionObjects()[0].SetName("changed")
+	if a.Definitions[0].Objects[0].GetName() != "echo-message.cozystack.io" {
+		t.Error("changing what DefinitionObjects returned changed the artifact")
+	}
+}
+
+// A definition the platform would not install refuses the build, naming
+// the file and the field, before anything is pushed.
+func TestBuildRefusesBadDefinitions(t *testing.T) {
+	const ad = "applicationdefinitions/echo.yaml"
+	const policy = "applicationdefinitions/echo-policy.yml"
+	edit := func(file, old, new string) func(t *testing.T, dir string) {
+		return func(t *testing.T, dir string) {
+			t.Helper()
+			p := filepath.Join(dir, filepath.FromSlash(file))
+			data := readFile(t, p)
+			if !strings.Contains(data, old) {
+				t.Fatalf("%s has no %q", file, old)
+			}
+			if err := os.WriteFile(p, []byte(strings.Replace(data, old, new, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		breakIt func(t *testing.T, dir string)
+		want    []string
+	}{
+		{"an object of another kind", edit(policy, "kind: ValidatingAdmissionPolicyBinding", "kind: ClusterRoleBinding"),
+			[]string{policy + ", document 2: ", `kind "ClusterRoleBinding"`, "installs only"}},
+		{"an AD for a kind not provided", edit(ad, "kind: Echo", "kind: Postgres"),
+			[]string{ad + ", document 1 (ApplicationDefinition echo): spec.application.kind: Invalid value: \"Postgres\": is not in catalog.yaml provides.applicationKinds [Echo]",
+				"catalog.yaml: provides.applicationKinds[0]: kind Echo has no ApplicationDefinition"}},
+		{"a policy matching pods", edit(policy, `- apiGroups: ["apps.cozystack.io"]`, `- apiGroups: [""]`),
+			[]string{policy + ", document 1 (ValidatingAdmissionPolicy echo-message.cozystack.io): spec.matchConstraints.resourceRules[0].apiGroups"}},
+		{"a policy matching another catalog's kind", edit(policy, `resources: ["echoes", "echoes/status"]`, `resources: ["echoes", "postgreses"]`),
+			[]string{policy + ", document 1 (ValidatingAdmissionPolicy echo-message.cozystack.io): spec.matchConstraints.resourceRules[0].resources[1]: Invalid value: \"postgreses\""}},
+		{"a binding to an unknown policy", edit(policy, "policyName: echo-message.cozystack.io", "policyName: cluster-wide"),
+			[]string{policy + ", document 2 (ValidatingAdmissionPolicyBinding echo-message.cozystack.io): spec.policyName: Invalid value: \"cluster-wide\""}},
+		{"an unknown field in an AD's spec", edit(ad, "  release:\n", "  relese: {}\n  release:\n"),
+			[]string{ad + ", document 1 (ApplicationDefinition echo): unknown field \"spec.relese\""}},
+		{"a namespaced object", edit(ad, "  name: echo\n", "  name: echo\n  namespace: tenant-root\n"),
+			[]string{ad + ", document 1 (ApplicationDefinition echo): metadata.namespace: Forbidden"}},
+		{"a document that is not YAML", edit(policy, "validationActions: [Deny]", "validationActions: [Deny"),
+			[]string{policy + ", document 2 (line 18): not valid YAML"}},
+		{"a duplicate key", edit(ad, "  name: echo\n", "  name: echo\n  name: other\n"),
+			[]string{ad + ", document 1 (line 1): not valid YAML", `"name" already set in map`}},
+		{"a definition linking outside the catalog", func(t *testing.T, dir string) {
+			outside := filepath.Join(t.TempDir(), "x.yaml")
+			if err := os.WriteFile(outside, []byte(readFile(t, filepath.Join(dir, ad))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(dir, ad))
+			if err := os.Symlink(outside, filepath.Join(dir, ad)); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{ad + ": links to", "outside the catalog directory"}},
+		{"a directory named like a definition", func(t *testing.T, dir string) {
+			if err := os.Mkdir(filepath.Join(dir, "applicationdefinitions/more.yaml"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"applicationdefinitions/more.yaml: not a regular file"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyCatalogWithDefinitions(t)
+			tc.breakIt(t, dir)
+			store := &counting{Target: memory.New()}
+			_, err := build.Build(context.Background(), dir, store, build.Options{})
+			if err == nil {
+				t.Fatal("Build succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Build: %v\nwant an error containing %q", err, w)
+				}
+			}
+			if store.pushes != 0 {
+				t.Errorf("a refused build pushed %d blobs", store.pushes)
+			}
+		})
+	}
+}
+
+// counting counts the blobs pushed to a target.
+type counting struct {
+	oras.Target
+	pushes int
+}
+
+func (c *counting) Push(ctx context.Context, desc ocispec.Descriptor, r io.Reader) error {
+	c.pushes++
+	return c.Target.Push(ctx, desc, r)
+}
+
+// The repository's catalogs build with their definitions, and the
+// artifacts pass Pull: one definitions layer per file of
+// applicationdefinitions/.
+func TestRepositoryCatalogsBuild(t *testing.T) {
+	for _, tc := range []struct {
+		dir     string
+		objects []string
+	}{
+		{"../../../catalogs/services", []string{
+			"ApplicationDefinition clickhouse", "ApplicationDefinition kafka", "ApplicationDefinition mariadb", "ApplicationDefinition mongodb",
+			"ApplicationDefinition nats", "ApplicationDefinition postgres", "ApplicationDefinition rabbitmq", "ApplicationDefinition redis"}},
+		{"../../../catalogs/virtualization", []string{
+			"ApplicationDefinition kubernetes", "ApplicationDefinition vm-disk", "ApplicationDefinition vm-instance", "ApplicationDefinition vpc"}},
+		// The platform's own catalog (platform/catalog.yaml), whose
+		// definitions include a policy and its binding.
+		{"../../../platform", []string{
+			"ValidatingAdmissionPolicy tenant-namespace-length.cozystack.io", "ValidatingAdmissionPolicyBinding tenant-namespace-length.cozystack.io",
+			"ApplicationDefinition tenant"}},
+	} {
+		t.Run(filepath.Base(tc.dir), func(t *testing.T) {
+			if _, err := os.Stat(filepath.Join(tc.dir, artifact.CatalogFile)); err != nil {
+				t.Skipf("not in the repository: %v", err)
+			}
+			ctx := context.Background()
+			store := memory.New()
+			res, err := build.Build(ctx, tc.dir, store, build.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, err := artifact.DefinitionFiles(tc.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := artifact.Pull(ctx, store, res.Tag, nil, artifact.PullOptions{})
+			if err != nil {
+				t.Fatalf("Pull: %v", err)
+			}
+			var paths, objects []string
+			for _, d := range a.Definitions {
+				paths = append(paths, d.Path)
+			}
+			for _, o := range a.DefinitionObjects() {
+				objects = append(objects, o.GetKind()+" "+o.GetName())
+			}
+			if len(files) == 0 || !slices.Equal(paths, files) {
+				t.Errorf("definitions layers %v, want the files %v", paths, files)
+			}
+			if !slices.Equal(objects, tc.objects) {
+				t.Errorf("objects %v, want %v", objects, tc.objects)
 			}
 		})
 	}

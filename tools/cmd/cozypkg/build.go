@@ -16,11 +16,13 @@ func newBuild() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "build <catalog-dir>",
 		Short: "Build a catalog directory into an OCI image-layout directory",
-		Long: `Build packages every chart the catalog's components use, with the libraries
-they depend on vendored in, and writes the artifact (README.md in
-cozystack.io/contracts/artifact) into an OCI image-layout directory, tagged with
-the catalog version unless --tag says otherwise. Building the same directory
-again gives the same digest.`,
+		Long: `Build packages every chart the catalog's components and applications use, with
+the libraries they depend on vendored in, adds each file of applicationdefinitions/
+(the catalog's ApplicationDefinitions and their admission policies, checked as the
+platform will: a bad one stops the build, naming the file and field), and writes
+the artifact (README.md in cozystack.io/contracts/artifact) into an OCI
+image-layout directory, tagged with the catalog version unless --tag says
+otherwise. Building the same directory again gives the same digest.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {

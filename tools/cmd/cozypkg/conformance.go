@@ -34,8 +34,9 @@ on a catalog: a catalog directory, an OCI image-layout directory or an artifact 
 registry. Static checks: ApplicationDefinitions valid under K1, the _cluster and
 _namespace keys the charts read provided by K2, requiredProperties known K3 properties,
 values schemas strict (K4), the cozy-lib pin and helpers (K5), dashboard metadata (K6),
-minPlatformVersion not newer than the platform. An artifact carries no
-ApplicationDefinitions: K1 and K6 need the directory.
+minPlatformVersion not newer than the platform. An artifact carries the
+ApplicationDefinitions of applicationdefinitions/ as definitions layers, checked
+like the directory's; one without them (built by an older cozypkg) skips K1 and K6.
 
 --previous compares the values schemas with the catalog's previous version (a
 directory or an artifact) and reports removed and renamed keys. --live also installs

@@ -89,13 +89,41 @@ func TestConformancePrevious(t *testing.T) {
 	}
 }
 
-// An OCI layout is checked as an artifact: no ADs, so K1 and K6 are
-// skipped and said so.
+// An OCI layout is checked as an artifact, with the ApplicationDefinitions
+// it carries (K1 and K6 run on them: a seeded AD problem is found in the
+// layer's file); one built without applicationdefinitions/ has none, so
+// K1 and K6 are skipped and said so.
 func TestConformanceLayout(t *testing.T) {
 	layout := filepath.Join(t.TempDir(), "demo")
 	mustRun(t, "build", conformanceCatalog, "--oci-layout", layout)
 	stdout, _ := mustRun(t, "conformance", layout, "--platform-version", "0.1.0")
-	for _, want := range []string{"Catalog:  demo 0.2.0 (" + layout + ":0.2.0)", "Skipped:  K1, K6: the artifact carries no ApplicationDefinitions", "PASS"} {
+	for _, want := range []string{"Catalog:  demo 0.2.0 (" + layout + ":0.2.0)", "PASS"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout has no %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "K1, K6") {
+		t.Errorf("K1 and K6 skipped on an artifact with definitions:\n%s", stdout)
+	}
+
+	// An AD whose openAPISchema differs from its chart's values schema:
+	// the build accepts it (the platform could install it), K1 does not.
+	differs := copyCatalog(t, "applicationdefinitions/demo.yaml", `"enum":["nano","micro","small"]`, `"enum":["nano","micro","small","large"]`)
+	layout = filepath.Join(t.TempDir(), "differs")
+	mustRun(t, "build", differs, "--oci-layout", layout)
+	stdout, _, err := run(t, "", "conformance", layout, "--platform-version", "0.1.0")
+	if err == nil || !strings.Contains(stdout, "K1-chart-schema") || !strings.Contains(stdout, "applicationdefinitions/demo.yaml:11") {
+		t.Errorf("err = %v, want a K1-chart-schema finding in applicationdefinitions/demo.yaml:11:\n%s", err, stdout)
+	}
+
+	none := copyCatalog(t, "", "", "")
+	if err := os.RemoveAll(filepath.Join(none, "applicationdefinitions")); err != nil {
+		t.Fatal(err)
+	}
+	layout = filepath.Join(t.TempDir(), "none")
+	mustRun(t, "build", none, "--oci-layout", layout)
+	stdout, _ = mustRun(t, "conformance", layout, "--platform-version", "0.1.0")
+	for _, want := range []string{"Skipped:  K1, K6: the artifact carries no ApplicationDefinitions", "PASS"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout has no %q:\n%s", want, stdout)
 		}

@@ -71,6 +71,8 @@ func blobLabel(desc ocispec.Descriptor) string {
 		return "config"
 	case artifact.ChartMediaType:
 		return "chart " + desc.Annotations[artifact.AnnotationTitle]
+	case artifact.DefinitionMediaType:
+		return "definitions " + desc.Annotations[artifact.AnnotationTitle]
 	default:
 		return desc.MediaType
 	}

@@ -29,7 +29,7 @@ func newPush() *cobra.Command {
 		Long: `Push builds a catalog directory (it has catalog.yaml) in memory, or reads an
 OCI image-layout directory (it has oci-layout), checks the artifact the way the
 platform will (every digest, the media types, the catalog metadata, the chart
-archives), and copies it to the registry. The destination tag defaults to the
+archives, the definitions), and copies it to the registry. The destination tag defaults to the
 catalog version (from a directory) or the source tag (from a layout). From a
 layout the source tag is --source-tag, else the destination's tag if the layout
 has it, else the layout's only tag.`,

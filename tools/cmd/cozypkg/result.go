@@ -17,11 +17,23 @@ type result struct {
 	Reference string `json:"reference"`
 	// Digest of the manifest.
 	Digest string `json:"digest"`
-	// Size is the bytes of the manifest, the config and the charts.
+	// Size is the bytes of the manifest, the config, the charts and the
+	// definitions.
 	Size    int64         `json:"size"`
 	Catalog string        `json:"catalog"`
 	Version string        `json:"version"`
 	Charts  []chartResult `json:"charts"`
+	// Definitions are the definitions layers (the files of
+	// applicationdefinitions/), empty for a catalog without them.
+	Definitions []definitionResult `json:"definitions"`
+}
+
+type definitionResult struct {
+	Path   string `json:"path"`
+	Digest string `json:"digest"`
+	Size   int64  `json:"size"`
+	// Objects are the file's objects, "<kind>/<name>" in document order.
+	Objects []string `json:"objects"`
 }
 
 type chartResult struct {
@@ -34,16 +46,25 @@ type chartResult struct {
 
 func newResult(reference string, a *artifact.Artifact) result {
 	r := result{
-		Reference: reference,
-		Digest:    a.Manifest.Digest.String(),
-		Size:      a.Manifest.Size + a.Config.Size,
-		Catalog:   a.Catalog.Name,
-		Version:   a.Catalog.Version,
-		Charts:    []chartResult{},
+		Reference:   reference,
+		Digest:      a.Manifest.Digest.String(),
+		Size:        a.Manifest.Size + a.Config.Size,
+		Catalog:     a.Catalog.Name,
+		Version:     a.Catalog.Version,
+		Charts:      []chartResult{},
+		Definitions: []definitionResult{},
 	}
 	for _, c := range a.Charts {
 		r.Size += c.Descriptor.Size
 		r.Charts = append(r.Charts, chartResult{Path: c.Path, Name: c.Name, Version: c.Version, Digest: c.Descriptor.Digest.String(), Size: c.Descriptor.Size})
+	}
+	for _, d := range a.Definitions {
+		r.Size += d.Descriptor.Size
+		objects := make([]string, 0, len(d.Objects))
+		for _, o := range d.Objects {
+			objects = append(objects, o.GetKind()+"/"+o.GetName())
+		}
+		r.Definitions = append(r.Definitions, definitionResult{Path: d.Path, Digest: d.Descriptor.Digest.String(), Size: d.Descriptor.Size, Objects: objects})
 	}
 	return r
 }

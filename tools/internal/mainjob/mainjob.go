@@ -2,8 +2,9 @@
 // cluster where cozystack-api, cozystack-controller and cozystack-operator
 // already run (`make demo` starts them on the local control plane): as the
 // cluster operator, publish the platform's own catalog and both service
-// catalogs to the OCI registry and install them (PackageSources, Packages,
-// ApplicationDefinitions, cluster values, the root tenant); then, as a
+// catalogs to the OCI registry and install them (PackageSources, whose
+// artifacts carry the ApplicationDefinitions cozystack-operator installs,
+// Packages, cluster values, the root tenant); then, as a
 // tenant, create a child Tenant and a Postgres in it and wait until both
 // are Ready.
 //
@@ -12,13 +13,10 @@
 package mainjob
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"oras.land/oras-go/v2/registry/remote"
@@ -120,9 +117,9 @@ func Run(ctx context.Context, cfg Config) error {
 		{"install the cozystack.io CRDs", j.installCRDs},
 		{"publish the catalogs", j.publish},
 		{"install the catalogs", j.install},
-		{"apply the ApplicationDefinitions", j.applyADs},
 		{"set the cluster values and the root tenant", j.clusterValues},
 		{"wait for the catalogs", j.waitCatalogs},
+		{"wait for the application kinds", j.waitKinds},
 		{"create a tenant", j.createTenant},
 		{"create a Postgres as the tenant", j.createPostgres},
 		{"create a VMInstance as the tenant", j.createVM},
@@ -235,52 +232,51 @@ func (j *job) install(ctx context.Context) error {
 	return nil
 }
 
-// applyADs applies the platform's and the catalogs' ApplicationDefinitions
-// (and the policies shipped with them), read from their directories.
-func (j *job) applyADs(ctx context.Context) error {
-	dirs := []string{"platform/applicationdefinitions", "catalogs/services/applicationdefinitions", "catalogs/virtualization/applicationdefinitions"}
-	n := 0
-	for _, dir := range dirs {
-		files, err := filepath.Glob(filepath.Join(j.cfg.RepoRoot, dir, "*.yaml"))
-		if err != nil {
-			return err
-		}
-		sort.Strings(files)
-		for _, f := range files {
-			objs, err := readObjects(f)
-			if err != nil {
-				return err
-			}
-			for _, o := range objs {
-				if err := j.c.Patch(ctx, o, client.Apply, fieldManager, client.ForceOwnership); err != nil {
-					return fmt.Errorf("%s: %s %s: %w", f, o.GetKind(), o.GetName(), err)
-				}
-				n++
-			}
-		}
-	}
-	j.printf("  applied %d objects", n)
-	return nil
-}
+// demoKinds are the application kinds the job creates, each installed by
+// its catalog's PackageSource (the ApplicationDefinitions travel in the
+// catalog artifact).
+var demoKinds = []string{"Tenant", "Postgres", "VMInstance"}
 
-func readObjects(path string) ([]*unstructured.Unstructured, error) {
-	data, err := os.ReadFile(path)
+// waitKinds waits until cozystack-operator has installed the
+// ApplicationDefinitions of demoKinds from the catalogs and cozystack-api
+// serves them (condition Served).
+func (j *job) waitKinds(ctx context.Context) error {
+	last := map[string]string{}
+	for _, k := range demoKinds {
+		last[k] = "no ApplicationDefinition of this kind yet (cozystack-operator installs it from its catalog)"
+	}
+	err := j.poll(ctx, func() (bool, error) {
+		var list v1alpha1.ApplicationDefinitionList
+		if err := j.c.List(ctx, &list); err != nil {
+			return false, nil
+		}
+		for _, ad := range list.Items {
+			if _, ok := last[ad.Spec.Application.Kind]; !ok {
+				continue
+			}
+			c := apimeta.FindStatusCondition(ad.Status.Conditions, v1alpha1.ConditionServed)
+			switch {
+			case c == nil:
+				last[ad.Spec.Application.Kind] = fmt.Sprintf("ApplicationDefinition %s has no %s condition yet (is cozystack-api running?)", ad.Name, v1alpha1.ConditionServed)
+			case c.Status == metav1.ConditionTrue:
+				delete(last, ad.Spec.Application.Kind)
+			default:
+				last[ad.Spec.Application.Kind] = fmt.Sprintf("ApplicationDefinition %s: %s=%s %s: %s", ad.Name, c.Type, c.Status, c.Reason, c.Message)
+			}
+		}
+		return len(last) == 0, nil
+	})
 	if err != nil {
-		return nil, err
-	}
-	var out []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err == io.EOF {
-			return out, nil
-		} else if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+		var msgs []string
+		for _, k := range demoKinds {
+			if m, ok := last[k]; ok {
+				msgs = append(msgs, k+": "+m)
+			}
 		}
-		if len(u.Object) > 0 {
-			out = append(out, u)
-		}
+		return fmt.Errorf("kinds not served: %s", strings.Join(msgs, "; "))
 	}
+	j.printf("  served: %s", strings.Join(demoKinds, ", "))
+	return nil
 }
 
 // clusterValues sets the ClusterValues singleton and creates the root

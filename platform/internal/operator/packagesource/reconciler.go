@@ -15,7 +15,10 @@
 //     (contract K1), writing its status as a Flux source controller would.
 //     Packages install components; applications are only published, for
 //     the ApplicationDefinitions that name them;
-//  5. reports status: the served artifact, the catalog metadata, and
+//  5. installs the revision's ApplicationDefinitions and the admission
+//     policies shipped with them (package definitions), never over objects
+//     another owner has, and removes those a new revision no longer ships;
+//  6. reports status: the served artifact, the catalog metadata, and
 //     Ready/Reconciling/Stalled with one of the reasons of
 //     v1alpha1.PackageSource.
 //
@@ -28,11 +31,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/opencontainers/go-digest"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -42,12 +47,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
 	"cozystack.io/contracts/artifact/safetar"
 	"cozystack.io/platform/internal/operator/artifactserver"
+	"cozystack.io/platform/internal/operator/definitions"
 	"cozystack.io/platform/internal/operator/names"
 	"cozystack.io/platform/internal/operator/requirements"
 	"cozystack.io/platform/internal/operator/status"
@@ -77,10 +85,25 @@ type Reconciler struct {
 // (spec changes) and the ExternalArtifacts they own (to restore a status
 // or object someone changed).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	// The definitions carry no owner reference (deleting a source keeps
+	// its kinds): their annotation names the source to reconcile when one
+	// is edited or deleted by hand.
+	toSource := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
+		if name := obj.GetAnnotations()[names.AnnotationPackageSource]; name != "" {
+			return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: name}}}
+		}
+		return nil
+	})
+	installed := builder.WithPredicates(predicate.NewPredicateFuncs(func(obj client.Object) bool {
+		return obj.GetLabels()[names.LabelManagedBy] == names.ManagedBy && obj.GetAnnotations()[names.AnnotationPackageSource] != ""
+	}))
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("packagesource").
 		For(&v1alpha1.PackageSource{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&sourcev1.ExternalArtifact{}).
+		Watches(&v1alpha1.ApplicationDefinition{}, toSource, installed).
+		Watches(&admissionregistrationv1.ValidatingAdmissionPolicy{}, toSource, installed).
+		Watches(&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}, toSource, installed).
 		Complete(r)
 }
 
@@ -130,7 +153,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		served, lost = fresh, nil
 	}
 
-	// 4. Publish whatever is served.
+	// 4. Publish whatever is served, then install its definitions: the
+	// kinds appear once their charts are published.
 	if served != nil {
 		if err := r.publish(ctx, &ps, served); err != nil {
 			result = status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonProgressing,
@@ -138,6 +162,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			if errors.Is(err, errConflict) {
 				result.Kind, result.Reason = status.KindStalled, v1alpha1.ReasonConflict
 			}
+		} else if res, err := definitions.Install(ctx, r.Client, ps.Name, definitions.Rebind(served.DefinitionObjects(), served.Catalog.Name, ps.Name)); err != nil {
+			result = status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonProgressing,
+				Message: fmt.Sprintf("installing the ApplicationDefinitions of %s: %v", served.Revision(), err)}
+			var conflict *definitions.ConflictError
+			if errors.As(err, &conflict) {
+				result.Kind, result.Reason = status.KindStalled, v1alpha1.ReasonConflict
+			}
+		} else if result.Kind == status.KindReady && len(res.Applied) > 0 {
+			result.Message += fmt.Sprintf("; %d definitions installed (%s)", len(res.Applied), strings.Join(res.Applied, ", "))
 		}
 	}
 	// A fetch that succeeded cleared lost, so lost only ever adds to a

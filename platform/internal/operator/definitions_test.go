@@ -1,0 +1,194 @@
+package operator_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/operator/names"
+)
+
+// appCatalog is a catalog of one application kind per entry of kinds
+// (name -> Kind), each with its chart and its ApplicationDefinition in
+// applicationdefinitions/<name>.yaml; the first also ships a
+// ValidatingAdmissionPolicy and its binding.
+func appCatalog(t *testing.T, catalog, version string, kinds map[string]string) string {
+	t.Helper()
+	var provides, apps string
+	var charts []chart
+	for name, kind := range kinds {
+		provides += kind + ", "
+		apps += fmt.Sprintf("  - name: %s\n    chart: charts/%s\n    kind: %s\n", name, name, kind)
+		charts = append(charts, chart{dir: "charts/" + name})
+	}
+	dir := writeCatalog(t, fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
+kind: Catalog
+name: %s
+version: %s
+minPlatformVersion: 0.1.0
+provides:
+  applicationKinds: [%s]
+applications:
+%s`, catalog, version, provides[:len(provides)-2], apps), charts...)
+	first := true
+	for name, kind := range kinds {
+		doc := fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata:
+  name: %[1]s
+spec:
+  application:
+    kind: %[2]s
+    singular: %[1]s
+    plural: %[1]ss
+    openAPISchema: '{"type":"object","additionalProperties":false,"properties":{"size":{"type":"integer","default":1}}}'
+  release:
+    prefix: %[1]s-
+    source: %[3]s
+    component: %[1]s
+`, name, kind, catalog)
+		if first {
+			first = false
+			doc += fmt.Sprintf(`---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: %[1]s-names.example.org
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+      - apiGroups: ["apps.cozystack.io"]
+        apiVersions: ["v1alpha1"]
+        operations: ["CREATE"]
+        resources: ["%[1]ss"]
+  validations:
+    - expression: "size(object.metadata.name) <= 20"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: %[1]s-names.example.org
+spec:
+  policyName: %[1]s-names.example.org
+  validationActions: [Deny]
+`, name)
+		}
+		p := filepath.Join(dir, "applicationdefinitions", name+".yaml")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestDefinitionsFromTheArtifact: a PackageSource installs the
+// ApplicationDefinitions its artifact carries (and the policy shipped with
+// one), labelled as its own; a new revision without a kind removes it;
+// an AD of the same name that someone else applied is never overwritten
+// (Conflict, nothing of the revision installed); deleting the source
+// keeps its kinds.
+func TestDefinitionsFromTheArtifact(t *testing.T) {
+	start(t)
+	c := k(t)
+	t.Cleanup(func() {
+		// Kept by design when their source goes: remove them for the
+		// tests after this one.
+		for _, name := range []string{"gadget", "widget", "sprocket"} {
+			_ = c.Delete(context.Background(), &v1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		}
+	})
+	push(t, appCatalog(t, "defs", "1.0.0", map[string]string{"gadget": "Gadget"}), "e2e/defs", "1.0.0")
+	ps := ociSource("defs", "e2e/defs", "1.0.0")
+	create(t, ps)
+	got := waitSource(t, "defs", "Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
+	mustContain(t, "Ready message", ready(got.Status.Conditions).Message, "ApplicationDefinition gadget", "ValidatingAdmissionPolicyBinding gadget-names.example.org")
+
+	ad := &v1alpha1.ApplicationDefinition{}
+	if err := c.Get(ctxT(t), client.ObjectKey{Name: "gadget"}, ad); err != nil {
+		t.Fatalf("ApplicationDefinition gadget: %v", err)
+	}
+	if ad.Annotations[names.AnnotationPackageSource] != "defs" || ad.Spec.Application.Kind != "Gadget" {
+		t.Errorf("ApplicationDefinition gadget: annotations %v, kind %q", ad.Annotations, ad.Spec.Application.Kind)
+	}
+
+	// Someone deletes it by hand: the operator puts it back.
+	if err := c.Delete(ctxT(t), ad); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the deleted ApplicationDefinition restored", func() error {
+		return c.Get(ctxT(t), client.ObjectKey{Name: "gadget"}, &v1alpha1.ApplicationDefinition{})
+	})
+
+	// Version 2 adds a kind and drops gadget (and its policy).
+	push(t, appCatalog(t, "defs", "2.0.0", map[string]string{"widget": "Widget"}), "e2e/defs", "2.0.0")
+	patchTag(t, "defs", "2.0.0")
+	waitSource(t, "defs", "serving 2.0.0", func(ps *v1alpha1.PackageSource) bool {
+		return ps.Status.Catalog != nil && ps.Status.Catalog.Version == "2.0.0" && ready(ps.Status.Conditions) != nil && ready(ps.Status.Conditions).Status == True
+	})
+	eventually(t, "gadget removed, widget installed", func() error {
+		if err := c.Get(ctxT(t), client.ObjectKey{Name: "gadget"}, &v1alpha1.ApplicationDefinition{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("ApplicationDefinition gadget: %v, want NotFound", err)
+		}
+		return c.Get(ctxT(t), client.ObjectKey{Name: "widget"}, &v1alpha1.ApplicationDefinition{})
+	})
+
+	// Another source shipping an AD of the same name: Conflict, naming
+	// the owner, and its other kinds are not installed.
+	push(t, appCatalog(t, "rival", "1.0.0", map[string]string{"widget": "Widget", "sprocket": "Sprocket"}), "e2e/rival", "1.0.0")
+	create(t, ociSource("rival", "e2e/rival", "1.0.0"))
+	rival := waitSource(t, "rival", "Conflict", sourceReady(False, v1alpha1.ReasonConflict))
+	mustContain(t, "Conflict message", ready(rival.Status.Conditions).Message, "ApplicationDefinition widget (PackageSource defs)")
+	if err := c.Get(ctxT(t), client.ObjectKey{Name: "sprocket"}, &v1alpha1.ApplicationDefinition{}); !apierrors.IsNotFound(err) {
+		t.Errorf("ApplicationDefinition sprocket of the conflicting source: %v, want NotFound", err)
+	}
+
+	// Deleting the source keeps its kinds.
+	if err := c.Delete(ctxT(t), ps); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, ps)
+	if err := c.Get(ctxT(t), client.ObjectKey{Name: "widget"}, &v1alpha1.ApplicationDefinition{}); err != nil {
+		t.Errorf("ApplicationDefinition widget after its PackageSource was deleted: %v, want it kept", err)
+	}
+}
+
+// eventually polls check until it returns nil, failing with its last error.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(ctxT(t), 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		last = check()
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("never %s: %v", what, last)
+	}
+}
+
+// patchTag points PackageSource name at another tag.
+func patchTag(t *testing.T, name, tag string) {
+	t.Helper()
+	c := k(t)
+	ps := &v1alpha1.PackageSource{}
+	if err := c.Get(ctxT(t), client.ObjectKey{Name: name}, ps); err != nil {
+		t.Fatal(err)
+	}
+	orig := ps.DeepCopy()
+	ps.Spec.OCI.Tag = tag
+	if err := c.Patch(ctxT(t), ps, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+}
