@@ -32,8 +32,12 @@ type memoEntry struct {
 // memoMax bounds the memo between complete lists.
 const memoMax = 100000
 
-// get returns the memoized JSON of uid at rv, or nil.
+// get returns the memoized JSON of uid at rv, or nil. An object without a
+// uid or resourceVersion is never memoized.
 func (m *memo) get(uid types.UID, rv string) []byte {
+	if uid == "" || rv == "" {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.entries[uid]
@@ -48,6 +52,9 @@ func (m *memo) get(uid types.UID, rv string) []byte {
 
 // put memoizes encoded, the JSON of the conversion of uid at rv.
 func (m *memo) put(uid types.UID, rv string, encoded []byte) {
+	if uid == "" || rv == "" {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.entries == nil || len(m.entries) >= memoMax {

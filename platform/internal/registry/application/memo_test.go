@@ -43,6 +43,19 @@ func TestMemo(t *testing.T) {
 	}
 }
 
+// Objects without a uid or resourceVersion share no memo entry (found by
+// review: two such list items would have been served each other's JSON).
+func TestMemoNeedsIdentity(t *testing.T) {
+	var m memo
+	m.put("", "", []byte(`{"a":1}`))
+	m.put("a", "", []byte(`{"a":1}`))
+	for _, k := range [][2]string{{"", ""}, {"a", ""}} {
+		if got := get(&m, k[0], k[1]); got != nil {
+			t.Errorf("uid %q rv %q: memo hit %s, want none", k[0], k[1], got)
+		}
+	}
+}
+
 func TestSpecsInterned(t *testing.T) {
 	k := storageKind(t)
 	var s specs
