@@ -184,13 +184,16 @@ func (c *adCheck) checkOpenAPISchema(a *ad) []Finding {
 			case strings.HasPrefix(k, "x-cozystack-") && k != "x-cozystack-options" && k != "x-cozystack-widget":
 				out = append(out, a.schemaFinding("K1-openapi-schema", Error, append(slices.Clone(ptr), k),
 					fmt.Sprintf("unknown extension keyword %s", k), "use x-cozystack-options or x-cozystack-widget (k1-application.md), or remove it"))
-			case k == "x-kubernetes-validations":
-				out = append(out, a.schemaFinding("K1-unenforced-keyword", Warning, append(slices.Clone(ptr), k),
-					fmt.Sprintf("x-kubernetes-validations %s is not evaluated by the application API of contract %s: the rule is never enforced", compactJSON(node[k]), c.contract),
-					"drop the rule, or enforce it in the chart (a ValidatingAdmissionPolicy shipped with it, K1 warnings and policies)"))
 			}
 		}
 	})
+	// The application API evaluates x-kubernetes-validations as
+	// kube-apiserver does for CRDs; a rule that cannot run would disable
+	// the kind (Served=False, InvalidSchema).
+	if _, err := valuesschema.CompileRules(text); err != nil {
+		out = append(out, a.schemaFinding("K1-cel-rule", Error, nil, err.Error(),
+			"write the rule in the CEL of CRD validation rules (self, oldSelf for transition rules) on a schema node with a type, or remove it"))
+	}
 	out = append(out, checkDefaults(a, doc)...)
 	return out
 }

@@ -20,7 +20,7 @@ var Rules = []Rule{
 	{"K1-schema", "K1", "every ApplicationDefinition is valid under k1-application.schema.json"},
 	{"K1-openapi-schema", "K1", "openAPISchema is a JSON Schema 2020-12 document valid under the K1 meta-schema ($defs/valuesSchema): known x-cozystack-* keywords only, options sources known, on string fields"},
 	{"K1-default", "K1", "every default in openAPISchema is valid under its own subschema"},
-	{"K1-unenforced-keyword", "K1", "openAPISchema uses no keyword the application API does not enforce (x-kubernetes-validations)"},
+	{"K1-cel-rule", "K1", "every x-kubernetes-validations rule in openAPISchema compiles (CEL of CRD validation rules, on a structural schema), as the application API evaluates them"},
 	{"K1-release-prefix", "K1", "HelmRelease names <prefix><name> of two kinds cannot collide: no empty prefix, no prefix that starts another"},
 	{"K1-duplicate", "K1", "no two ApplicationDefinitions share a name, kind or plural"},
 	{"K1-catalog-binding", "K1", "a catalog's AD installs one of its applications (release.source = catalog name, release.component = application of the same kind), and the ADs serve exactly provides.applicationKinds"},

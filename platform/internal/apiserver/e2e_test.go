@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -127,6 +128,14 @@ func TestPostgresThroughAggregation(t *testing.T) {
 	stale.Object["spec"].(map[string]any)["replicas"] = int64(5)
 	if _, err := pg.Update(ctx, stale, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
 		t.Errorf("update with a stale resourceVersion: %v, want 409 Conflict", err)
+	}
+
+	// The AD's x-kubernetes-validations hold: storageClass is immutable
+	// (a transition rule, self == oldSelf), through a merge patch.
+	patch := []byte(`{"spec":{"storageClass":"other"}}`)
+	_, perr := pg.Patch(ctx, "main", types.MergePatchType, patch, metav1.PatchOptions{})
+	if !apierrors.IsInvalid(perr) || !strings.Contains(perr.Error(), "spec.storageClass") || !strings.Contains(perr.Error(), "storageClass is immutable") {
+		t.Errorf("changing spec.storageClass: %v, want 422 naming spec.storageClass and the rule's message", perr)
 	}
 
 	if err := pg.Delete(ctx, "main", metav1.DeleteOptions{}); err != nil {

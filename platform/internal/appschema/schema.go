@@ -1,7 +1,9 @@
 // Package appschema applies an ApplicationDefinition's openAPISchema (the
 // values schema of its chart, contract K1) to application specs: validation
-// (JSON Schema draft 2020-12 via santhosh-tekuri/jsonschema), defaulting,
-// unknown-field detection and deprecated-field detection.
+// (JSON Schema draft 2020-12 via santhosh-tekuri/jsonschema, and the CEL
+// rules of x-kubernetes-validations as kube-apiserver runs them for custom
+// resources), defaulting, unknown-field detection and deprecated-field
+// detection.
 //
 // Unknown fields follow the structural-schema rule of Kubernetes CRDs: a field
 // is unknown when its object schema lists `properties` and allows nothing
@@ -14,6 +16,7 @@
 package appschema
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +41,7 @@ var printer = message.NewPrinter(language.English)
 type Schema struct {
 	raw      map[string]any
 	compiled *jsonschema.Schema
+	rules    *valuesschema.Rules
 }
 
 // SyntaxError reports an openAPISchema that is not a JSON object.
@@ -59,8 +63,9 @@ func (e *CompileError) Error() string {
 func (e *CompileError) Unwrap() error { return e.Err }
 
 // Compile parses and compiles doc, the openAPISchema string of an AD. An
-// empty doc is the schema of a free-form object. Errors are *SyntaxError or
-// *CompileError.
+// empty doc is the schema of a free-form object. Errors are *SyntaxError,
+// *CompileError or, for x-kubernetes-validations that cannot run,
+// *valuesschema.RuleError.
 func Compile(doc string) (*Schema, error) {
 	if strings.TrimSpace(doc) == "" {
 		doc = `{"type":"object"}`
@@ -88,9 +93,21 @@ func Compile(doc string) (*Schema, error) {
 	if err != nil {
 		return nil, &CompileError{Err: err}
 	}
+	rules, err := valuesschema.CompileRules(doc)
+	if err != nil {
+		return nil, err
+	}
 	// Defaults are copied into objects: keep them in the unstructured
 	// value types (int64, float64) the API machinery uses.
-	return &Schema{raw: normalize(obj).(map[string]any), compiled: compiled}, nil
+	return &Schema{raw: normalize(obj).(map[string]any), compiled: compiled, rules: rules}, nil
+}
+
+// ValidateRules evaluates the schema's x-kubernetes-validations
+// (valuesschema.Rules) on spec, old being the current spec on update and nil
+// on create; both with defaults applied, as Validate takes them. Errors are
+// rooted at "spec".
+func (s *Schema) ValidateRules(ctx context.Context, spec, old map[string]any) field.ErrorList {
+	return s.rules.Validate(ctx, spec, old)
 }
 
 // Raw returns the schema document with numbers as int64 or float64. Callers

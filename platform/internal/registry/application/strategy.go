@@ -98,6 +98,8 @@ func (r *REST) validateLabels(app *unstructured.Unstructured) field.ErrorList {
 //     under Strict: the client may not have sent them (a patch);
 //   - the spec with schema defaults applied must validate against the
 //     kind's schema, while the stored spec stays the user's (no defaults);
+//   - its x-kubernetes-validations (CEL) hold, transition rules against the
+//     current object on update, with ratcheting (appschema.ValidateRules);
 //   - deprecated fields get a Warning header each, which kubectl prints.
 func (r *REST) validateSpec(ctx context.Context, app, old *unstructured.Unstructured, directive string) field.ErrorList {
 	var spec map[string]any
@@ -139,6 +141,16 @@ func (r *REST) validateSpec(ctx context.Context, app, old *unstructured.Unstruct
 	defaulted := runtime.DeepCopyJSON(spec)
 	r.kind.Schema.Default(defaulted)
 	errs = append(errs, r.kind.Schema.Validate(defaulted)...)
+	// x-kubernetes-validations see both sides defaulted, as the stored
+	// object is read (defaults applied on read).
+	var oldDefaulted map[string]any
+	if old != nil {
+		if oldSpec, ok := old.Object["spec"].(map[string]any); ok {
+			oldDefaulted = runtime.DeepCopyJSON(oldSpec)
+			r.kind.Schema.Default(oldDefaulted)
+		}
+	}
+	errs = append(errs, r.kind.Schema.ValidateRules(ctx, defaulted, oldDefaulted)...)
 	for _, msg := range r.kind.Schema.Deprecated(spec) {
 		warning.AddWarning(ctx, "", msg)
 	}
