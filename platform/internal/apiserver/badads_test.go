@@ -87,6 +87,9 @@ func TestBadADsDisableOnlyThemselves(t *testing.T) {
 			a.Spec.Application.OpenAPISchema = `{"type":"object","properties":{"a":{"type":"string","pattern":"[z-a]"}}}`
 		}), v1alpha1.ReasonInvalidSchema},
 		{badAD("bad-array", func(a *v1alpha1.ApplicationDefinition) { a.Spec.Application.OpenAPISchema = `[1,2]` }), v1alpha1.ReasonInvalidSchema},
+		{badAD("bad-rule", func(a *v1alpha1.ApplicationDefinition) {
+			a.Spec.Application.OpenAPISchema = `{"type":"object","properties":{"a":{"type":"string","x-kubernetes-validations":[{"rule":"self >"}]}}}`
+		}), v1alpha1.ReasonInvalidSchema},
 		{badAD("bad-timeout", func(a *v1alpha1.ApplicationDefinition) {
 			a.Annotations = map[string]string{v1alpha1.AnnotationHelmInstallTimeout: "soon"}
 		}), v1alpha1.ReasonInvalidAnnotation},
