@@ -71,7 +71,7 @@ func newCommand() *cobra.Command {
 // runtime holds on to the peak. It bounds the runtime's memory only; the
 // mapped binary adds about 50 MiB to the resident set, and the live heap
 // after such a list (informer cache, conversion memo) is about 40 MiB.
-const defaultMemoryLimit = "100Mi"
+const defaultMemoryLimit = "80Mi"
 
 // applyMemoryLimit sets the Go runtime's soft memory limit
 // (runtime/debug.SetMemoryLimit) from a quantity such as "100Mi"; "0"

@@ -186,24 +186,37 @@ func TestDeprecated(t *testing.T) {
 
 // Every upstream ApplicationDefinition's schema compiles, and its defaults
 // alone make a valid spec with no unknown fields.
-func TestUpstreamSchemas(t *testing.T) {
+// upstreamSchemas returns the openAPISchema of each upstream AD fixture,
+// by file name, in file order.
+func upstreamSchemas(t *testing.T) (names []string, docs map[string]string) {
+	t.Helper()
+	docs = map[string]string{}
 	for _, f := range testenv.UpstreamADs(t) {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ad struct {
-				Spec struct {
-					Application struct {
-						OpenAPISchema string `json:"openAPISchema"`
-					} `json:"application"`
-				} `json:"spec"`
-			}
-			if err := yaml.Unmarshal(data, &ad); err != nil {
-				t.Fatal(err)
-			}
-			s, err := Compile(ad.Spec.Application.OpenAPISchema)
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ad struct {
+			Spec struct {
+				Application struct {
+					OpenAPISchema string `json:"openAPISchema"`
+				} `json:"application"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(data, &ad); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, filepath.Base(f))
+		docs[filepath.Base(f)] = ad.Spec.Application.OpenAPISchema
+	}
+	return names, docs
+}
+
+func TestUpstreamSchemas(t *testing.T) {
+	names, docs := upstreamSchemas(t)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			s, err := Compile(docs[name])
 			if err != nil {
 				t.Fatal(err)
 			}
