@@ -94,9 +94,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		return nil
 	})
+	// Spec edits and deletions only: cozystack-api writes each AD's
+	// status, which is no reason to reconcile the source.
 	installed := builder.WithPredicates(predicate.NewPredicateFuncs(func(obj client.Object) bool {
 		return obj.GetLabels()[names.LabelManagedBy] == names.ManagedBy && obj.GetAnnotations()[names.AnnotationPackageSource] != ""
-	}))
+	}), predicate.GenerationChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("packagesource").
 		For(&v1alpha1.PackageSource{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
