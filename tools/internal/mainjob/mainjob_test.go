@@ -9,8 +9,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"cozystack.io/sdk/localcp"
 	"cozystack.io/sdk/testenv"
@@ -87,6 +94,15 @@ func TestMainJob(t *testing.T) {
 	// A second run finds everything in place.
 	if err := mainjob.Run(ctx, mainjob.Config{RepoRoot: root, Kube: env.Config, Registry: env.RegistryHost(), Out: &out, Timeout: time.Minute}); err != nil {
 		t.Fatalf("second run: %v", err)
+	}
+
+	// The services catalog's Postgres AD, delivered in the artifact and
+	// installed by the operator, carries a CEL rule cozystack-api
+	// enforces: the storage class of existing volumes cannot change.
+	pg := dynamic.NewForConfigOrDie(env.Config).Resource(schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "postgreses"})
+	_, err = pg.Namespace(mainjob.TenantNS).Patch(ctx, mainjob.PostgresName, types.MergePatchType, []byte(`{"spec":{"storageClass":"other"}}`), metav1.PatchOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "storageClass is immutable") {
+		t.Errorf("changing the Postgres's spec.storageClass: %v, want 422 storageClass is immutable", err)
 	}
 }
 
