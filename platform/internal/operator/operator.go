@@ -29,7 +29,6 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,6 +41,7 @@ import (
 	"cozystack.io/contracts/schemas"
 	"cozystack.io/platform/internal/health"
 	"cozystack.io/platform/internal/install"
+	"cozystack.io/platform/internal/kubeconfig"
 	"cozystack.io/platform/internal/operator/artifactserver"
 	"cozystack.io/platform/internal/operator/names"
 	"cozystack.io/platform/internal/operator/packagesource"
@@ -191,21 +191,10 @@ func CacheOptions() cache.Options {
 	}}
 }
 
-// RESTConfig loads the kubeconfig of o (in-cluster when empty).
+// RESTConfig loads the kubeconfig of o (kubeconfig.Load: found as
+// controller-runtime does when empty) with o's QPS and burst.
 func (o *Options) RESTConfig() (*rest.Config, error) {
-	var cfg *rest.Config
-	var err error
-	if o.Kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
-	} else {
-		cfg, err = ctrl.GetConfig()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = o.QPS, o.Burst
-	return cfg, nil
+	return kubeconfig.Load(o.Kubeconfig, o.QPS, o.Burst)
 }
 
 // Operator is a built, not yet started, cozystack-operator.

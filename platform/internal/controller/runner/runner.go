@@ -16,7 +16,6 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -26,6 +25,7 @@ import (
 	"cozystack.io/platform/internal/controller/projection"
 	"cozystack.io/platform/internal/health"
 	"cozystack.io/platform/internal/install"
+	"cozystack.io/platform/internal/kubeconfig"
 )
 
 // Options are the command-line options of cozystack-controller.
@@ -127,22 +127,10 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// RESTConfig loads the kubeconfig of o (in-cluster when empty) with o's
-// QPS and burst.
+// RESTConfig loads the kubeconfig of o (kubeconfig.Load: found as
+// controller-runtime does when empty) with o's QPS and burst.
 func (o *Options) RESTConfig() (*rest.Config, error) {
-	var cfg *rest.Config
-	var err error
-	if o.Kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
-	} else {
-		cfg, err = ctrl.GetConfig()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = o.QPS, o.Burst
-	return cfg, nil
+	return kubeconfig.Load(o.Kubeconfig, o.QPS, o.Burst)
 }
 
 // NewManager builds the manager for cfg with every reconciler set up, and,
