@@ -218,7 +218,7 @@ func checkDefaults(a *ad, doc any) []Finding {
 		}
 		// The API server defaults inside a default it writes, as
 		// Kubernetes does for CRDs: validate what it would store.
-		def = deepCopy(def)
+		def = valuesschema.DeepCopy(def)
 		valuesschema.Default(node, def)
 		if err := s.Validate(def); err != nil {
 			var msgs []string
@@ -397,13 +397,13 @@ func checkChartSchema(a *ad, chartPath string, ch *loadedChart) []Finding {
 	if !ok {
 		return nil
 	}
-	want = deepCopy(want).(map[string]any)
+	want = valuesschema.DeepCopy(want).(map[string]any)
 	if props, ok := want["properties"].(map[string]any); ok {
 		for _, k := range append(slices.Clone(PlatformKeys), ch.dependencyKeys()...) {
 			delete(props, k)
 		}
 	}
-	got := deepCopy(any(a.schema))
+	got := valuesschema.DeepCopy(any(a.schema))
 	if reflect.DeepEqual(normalizeNumbers(want), normalizeNumbers(got)) {
 		return nil
 	}
@@ -441,25 +441,6 @@ func schemaDiff(a, b any, ptr []string) []string {
 		return nil
 	}
 	return []string{pointer(ptr...)}
-}
-
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(t))
-		for i, e := range t {
-			l[i] = deepCopy(e)
-		}
-		return l
-	default:
-		return v
-	}
 }
 
 // normalizeNumbers turns json.Number into their string form so that 1

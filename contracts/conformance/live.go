@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/valuesschema"
 )
 
 // The naming and labelling of an application's HelmRelease (K1).
@@ -321,7 +322,7 @@ func exampleValue(s map[string]any) any {
 		return nil
 	}
 	if d, ok := s["default"]; ok {
-		return deepCopy(d)
+		return valuesschema.DeepCopy(d)
 	}
 	if c, ok := s["const"]; ok {
 		return c

@@ -25,7 +25,7 @@ func Default(schema map[string]any, v any) {
 				}
 				if _, present := t[name]; !present {
 					if def, ok := propSchema["default"]; ok {
-						t[name] = deepCopy(def)
+						t[name] = DeepCopy(def)
 					}
 				}
 				if pv, present := t[name]; present {
@@ -66,20 +66,20 @@ func Branches(schema map[string]any) []map[string]any {
 	return out
 }
 
-// deepCopy copies the maps and slices of a decoded JSON value; scalars are
+// DeepCopy copies the maps and slices of a decoded JSON value; scalars are
 // immutable and shared.
-func deepCopy(v any) any {
+func DeepCopy(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		m := make(map[string]any, len(t))
 		for k, e := range t {
-			m[k] = deepCopy(e)
+			m[k] = DeepCopy(e)
 		}
 		return m
 	case []any:
 		l := make([]any, len(t))
 		for i, e := range t {
-			l[i] = deepCopy(e)
+			l[i] = DeepCopy(e)
 		}
 		return l
 	default:
