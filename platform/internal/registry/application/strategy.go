@@ -141,16 +141,14 @@ func (r *REST) validateSpec(ctx context.Context, app, old *unstructured.Unstruct
 	defaulted := runtime.DeepCopyJSON(spec)
 	r.kind.Schema.Default(defaulted)
 	errs = append(errs, r.kind.Schema.Validate(defaulted)...)
-	// x-kubernetes-validations see both sides defaulted, as the stored
-	// object is read (defaults applied on read).
-	var oldDefaulted map[string]any
+	// x-kubernetes-validations see both sides defaulted: old is the
+	// stored object as read (fromHelmRelease applies the defaults), so it
+	// is passed as it is, read-only.
+	var oldSpec map[string]any
 	if old != nil {
-		if oldSpec, ok := old.Object["spec"].(map[string]any); ok {
-			oldDefaulted = runtime.DeepCopyJSON(oldSpec)
-			r.kind.Schema.Default(oldDefaulted)
-		}
+		oldSpec, _ = old.Object["spec"].(map[string]any)
 	}
-	errs = append(errs, r.kind.Schema.ValidateRules(ctx, defaulted, oldDefaulted)...)
+	errs = append(errs, r.kind.Schema.ValidateRules(ctx, defaulted, oldSpec)...)
 	for _, msg := range r.kind.Schema.Deprecated(spec) {
 		warning.AddWarning(ctx, "", msg)
 	}
