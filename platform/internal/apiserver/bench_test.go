@@ -171,7 +171,9 @@ func p50(d []time.Duration) time.Duration {
 // BenchmarkApplicationAPI measures the application API against the
 // HelmReleases it stores, side by side in one run, A/B interleaved (issue
 // targets in parentheses): sequential creates against creates of the same
-// HelmRelease written directly (see directHelmRelease; p50 ratio <= 1.5), lists of
+// HelmRelease written directly (see directHelmRelease; p50 ratio <= 1.5;
+// creates through the aggregation floor, see aggregationFloor, are timed
+// alongside as the lowest ratio an aggregated API reaches), lists of
 // 5,000 objects in 50 namespaces with resourceVersion "0" and "" (<= 1.2
 // each), the time from an AD's creation to the first successful create of
 // its kind (<= 1 s), and the server's RSS idle and after listing (<= 170
@@ -215,9 +217,16 @@ func BenchmarkApplicationAPI(b *testing.B) {
 			"metadata": map[string]any{"name": name}, "spec": map[string]any{"replicas": int64(2)}}}
 	}
 
-	// Sequential creates, interleaved: one application, one HelmRelease.
+	floor := aggregationFloor(b, "bench-0", hrObj)
+	floorObj := func(name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": floorGroupVersion.String(), "kind": "Release",
+			"metadata": map[string]any{"name": name}, "spec": map[string]any{"replicas": int64(2)}}}
+	}
+
+	// Sequential creates, interleaved: one application, one HelmRelease,
+	// one through the aggregation floor.
 	const creates = 500
-	var appCreate, hrCreate []time.Duration
+	var appCreate, hrCreate, floorCreate []time.Duration
 	createProfiled := make(chan struct{})
 	go func() { defer close(createProfiled); profile(b, "profile?seconds=5", "create.cpu.pprof") }()
 	for i := 0; i < creates; i++ {
@@ -231,6 +240,11 @@ func BenchmarkApplicationAPI(b *testing.B) {
 			b.Fatal(err)
 		}
 		hrCreate = append(hrCreate, time.Since(t0))
+		t0 = time.Now()
+		if _, err := floor.Create(ctx, floorObj(fmt.Sprintf("f%d", i)), metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		floorCreate = append(floorCreate, time.Since(t0))
 	}
 
 	<-createProfiled
@@ -287,12 +301,13 @@ func BenchmarkApplicationAPI(b *testing.B) {
 
 	ratio := func(a, h []time.Duration) float64 { return float64(p50(a)) / float64(p50(h)) }
 	b.ReportMetric(ratio(appCreate, hrCreate), "create-p50-ratio")
+	b.ReportMetric(ratio(floorCreate, hrCreate), "create-floor-p50-ratio")
 	b.ReportMetric(ratio(results["0"][0], results["0"][1]), "list5000-rv0-p50-ratio")
 	b.ReportMetric(ratio(results[""][0], results[""][1]), "list5000-rvEmpty-p50-ratio")
 	b.ReportMetric(adToCreate.Seconds(), "ad-to-first-create-s")
 	b.ReportMetric(idle, "rss-idle-MiB")
 	b.ReportMetric(afterList, "rss-after-list-MiB")
-	fmt.Printf("create p50: application %s, HelmRelease %s\n", p50(appCreate), p50(hrCreate))
+	fmt.Printf("create p50: application %s, HelmRelease %s, aggregation floor %s\n", p50(appCreate), p50(hrCreate), p50(floorCreate))
 	fmt.Printf("list 5000 rv=0: application %s, HelmRelease %s; rv=\"\": application %s, HelmRelease %s\n",
 		p50(results["0"][0]), p50(results["0"][1]), p50(results[""][0]), p50(results[""][1]))
 }

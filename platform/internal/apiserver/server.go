@@ -21,6 +21,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apiserver/pkg/authentication/group"
+	"k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
@@ -40,9 +42,11 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/apiserver/definitions"
+	"cozystack.io/platform/internal/apiserver/frontproxy"
 	"cozystack.io/platform/internal/apiserver/kinds"
 	"cozystack.io/platform/internal/install"
 	"cozystack.io/platform/internal/registry/application"
+	"cozystack.io/platform/internal/stackgrow"
 )
 
 // Options are the command-line options of cozystack-api.
@@ -155,6 +159,16 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 	cfg.EffectiveVersion = basecompatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", "")
 	if err := o.Recommended.ApplyTo(cfg); err != nil {
 		return nil, err
+	}
+	if authn := cfg.Authentication.Authenticator; authn != nil {
+		// Requests from the aggregation layer are authenticated with the
+		// front-proxy certificate verified once per chain (package
+		// frontproxy); anything else, and every error, is left to the
+		// authenticator the options built.
+		if rh := cfg.Authentication.RequestHeaderConfig; rh != nil {
+			authn = union.New(group.NewAuthenticatedGroupAdder(frontproxy.New(rh)), authn)
+		}
+		cfg.Authentication.Authenticator = stackgrow.Authenticator{Request: authn}
 	}
 	generic, err := cfg.Complete().New("cozystack-api", genericapiserver.NewEmptyDelegate())
 	if err != nil {

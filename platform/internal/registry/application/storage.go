@@ -28,6 +28,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/stackgrow"
 )
 
 // FieldManager is the field manager of every HelmRelease write: the
@@ -377,6 +378,9 @@ func (r *REST) fieldSelector(s fields.Selector) (fields.Selector, error) {
 // values are the user's spec without schema defaults. options.DryRun and the
 // field validation directive are honoured.
 func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	// The rest of a create is deep (validation, conversion, the client of
+	// kube-apiserver): see package stackgrow.
+	stackgrow.Grow()
 	if options == nil {
 		options = &metav1.CreateOptions{}
 	}
@@ -416,7 +420,7 @@ func (r *REST) create(ctx context.Context, app *unstructured.Unstructured, creat
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
 		hr.Spec.ValuesFrom[0].Kind = r.valuesKind(app.GetNamespace())
-		err = r.client.Create(ctx, hr, &client.CreateOptions{DryRun: dryRun, FieldManager: FieldManager})
+		err = r.client.Create(ctx, hr, &client.CreateOptions{DryRun: dryRun, FieldManager: FieldManager, FieldValidation: backendFieldValidation})
 		if err == nil {
 			return r.fromHelmRelease(hr)
 		}
@@ -447,6 +451,7 @@ func (r *REST) create(ctx context.Context, app *unstructured.Unstructured, creat
 // forceAllowCreate (server-side apply) a missing application is created;
 // created is true then.
 func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	stackgrow.Grow() // as in Create
 	if options == nil {
 		options = &metav1.UpdateOptions{}
 	}
@@ -461,6 +466,14 @@ func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObje
 		return out, created, nil
 	}
 }
+
+// backendFieldValidation is the field validation of HelmRelease writes.
+// The HelmRelease is built here from a validated application, and
+// kube-apiserver prunes fields its schema does not know whatever the
+// directive; "Ignore" only spares it the strict second decoding that
+// "Strict" and "Warn" (the default) cost on every write, about 0.07 ms of
+// its CPU per create (BenchmarkApplicationAPI).
+const backendFieldValidation = metav1.FieldValidationIgnore
 
 // updateAttempts bounds the recomputations of an update that lost a race
 // with another writer of the HelmRelease.
@@ -541,7 +554,7 @@ func (r *REST) update(ctx context.Context, name string, objInfo rest.UpdatedObje
 	if hr.Spec.Values, err = keepInjectedValues(desired.Spec.Values, current.Spec.Values); err != nil {
 		return nil, false, false, apierrors.NewInternalError(err)
 	}
-	if err := r.client.Update(ctx, hr, &client.UpdateOptions{DryRun: options.DryRun, FieldManager: FieldManager}); err != nil {
+	if err := r.client.Update(ctx, hr, &client.UpdateOptions{DryRun: options.DryRun, FieldManager: FieldManager, FieldValidation: backendFieldValidation}); err != nil {
 		raced := apierrors.IsConflict(err) && hr.ResourceVersion == current.ResourceVersion
 		return nil, false, raced, r.mapError(err, name)
 	}
