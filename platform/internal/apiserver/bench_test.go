@@ -32,11 +32,17 @@ import (
 // is its own) against the test control plane, registered through the
 // aggregation layer. It returns the pid.
 func serverProcess(b *testing.B) int {
+	return serverProcessOf(b, "cozystack.io/platform/cmd/cozystack-api")
+}
+
+// serverProcessOf is serverProcess for the command in package pkg, which
+// takes cozystack-api's flags.
+func serverProcessOf(b *testing.B, pkg string) int {
 	b.Helper()
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "cozystack-api")
-	if out, err := exec.Command("go", "build", "-o", bin, "cozystack.io/platform/cmd/cozystack-api").CombinedOutput(); err != nil {
-		b.Fatalf("go build cozystack-api: %v\n%s", err, out)
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		b.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 	if err := env.PKI().IssueServing(cert, key, "cozystack-api", "cozystack-api.cozy-system.svc", "localhost"); err != nil {

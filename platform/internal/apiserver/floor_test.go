@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -23,6 +24,8 @@ import (
 	"k8s.io/client-go/rest"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/utils/ptr"
+
+	"cozystack.io/platform/internal/adfixtures"
 )
 
 // floorGroupVersion is the API the aggregation floor serves.
@@ -133,4 +136,76 @@ func aggregationFloor(b *testing.B, ns string, newHR func(string) *unstructured.
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// BenchmarkGenericFloor measures the lowest create ratio that an
+// application API built on k8s.io/apiserver reaches on this machine:
+// creates through the benchfloor command (cozystack-api whose create only
+// forwards a prebuilt HelmRelease; see its package documentation) against
+// the same HelmRelease written directly, sequentially and interleaved, with
+// creates through the aggregation floor (see aggregationFloor) alongside.
+// With BenchmarkApplicationAPI's create ratio this splits cozystack-api's
+// overhead into the aggregation layer's share, k8s.io/apiserver's share and
+// its own. Run: go test -run '^$' -bench GenericFloor.
+func BenchmarkGenericFloor(b *testing.B) {
+	if env == nil {
+		b.Skip("needs the local control plane")
+	}
+	ctx := context.Background()
+	serverProcessOf(b, "cozystack.io/platform/internal/apiserver/benchfloor")
+	const ns = "floor-0"
+	ensureNamespace(b, ns)
+	// BenchmarkApplicationAPI, run before in the same process, may have
+	// created the kind already.
+	if err := backend.Create(ctx, adfixtures.Named(b, "postgres")); err != nil && !apierrors.IsAlreadyExists(err) {
+		b.Fatal(err)
+	}
+	dyn := dynamic.NewForConfigOrDie(env.Config)
+	pg := dyn.Resource(postgreses).Namespace(ns)
+	appObj := func(name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+			"metadata": map[string]any{"name": name}, "spec": map[string]any{"replicas": int64(2)}}}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, err := pg.Create(ctx, appObj("first"), metav1.CreateOptions{})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("benchfloor never created an application: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	hrs := dyn.Resource(schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"})
+	hrObj := directHelmRelease(b, hrs.Namespace(ns), "first")
+	floor := aggregationFloor(b, ns, hrObj)
+	floorObj := func(name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": floorGroupVersion.String(), "kind": "Release",
+			"metadata": map[string]any{"name": name}}}
+	}
+
+	const creates = 500
+	var generic, direct, aggregation []time.Duration
+	for i := 0; i < creates; i++ {
+		t0 := time.Now()
+		if _, err := pg.Create(ctx, appObj(fmt.Sprintf("c%d", i)), metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		generic = append(generic, time.Since(t0))
+		t0 = time.Now()
+		if _, err := hrs.Namespace(ns).Create(ctx, hrObj(fmt.Sprintf("direct-c%d", i)), metav1.CreateOptions{FieldManager: "direct"}); err != nil {
+			b.Fatal(err)
+		}
+		direct = append(direct, time.Since(t0))
+		t0 = time.Now()
+		if _, err := floor.Create(ctx, floorObj(fmt.Sprintf("f%d", i)), metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		aggregation = append(aggregation, time.Since(t0))
+	}
+	ratio := func(a, h []time.Duration) float64 { return float64(p50(a)) / float64(p50(h)) }
+	b.ReportMetric(ratio(generic, direct), "create-generic-floor-p50-ratio")
+	b.ReportMetric(ratio(aggregation, direct), "create-floor-p50-ratio")
+	fmt.Printf("create p50: k8s.io/apiserver floor %s, HelmRelease %s, aggregation floor %s\n", p50(generic), p50(direct), p50(aggregation))
 }

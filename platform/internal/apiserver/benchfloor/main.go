@@ -1,0 +1,141 @@
+// Command benchfloor is cozystack-api with the cheapest create an API
+// server built on k8s.io/apiserver can have, for BenchmarkGenericFloor; it
+// is not a product command.
+//
+// Everything k8s.io/apiserver does for a create runs as in cozystack-api
+// (the filter chain with delegated authentication and authorization,
+// decoding, the field manager, admission); then the storage forwards a
+// prebuilt HelmRelease, the one cozystack-api would write, to
+// kube-apiserver and answers with the object it was given. It skips what
+// cozystack-api adds: validation against the kind's schema, conversion
+// both ways, and decoding kube-apiserver's answer. Other verbs are
+// cozystack-api's.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	goflag "flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
+	restclient "k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"cozystack.io/platform/internal/apiserver"
+	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/registry/application"
+	"cozystack.io/platform/internal/stackgrow"
+)
+
+func main() {
+	o := apiserver.NewOptions()
+	fs := pflag.NewFlagSet("benchfloor", pflag.ExitOnError)
+	o.AddFlags(fs)
+	logFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(logFlags)
+	fs.AddGoFlagSet(logFlags)
+	_ = fs.Parse(os.Args[1:])
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o *apiserver.Options) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	debug.SetMemoryLimit(80 << 20) // cozystack-api's default --memory-limit
+	kubeconfig := o.Kubeconfig     // as apiserver.New finds it
+	if kubeconfig == "" && o.Recommended.CoreAPI != nil {
+		kubeconfig = o.Recommended.CoreAPI.CoreAPIKubeconfigPath
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	hc, err := restclient.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	srv, err := apiserver.New(o, func(k *kinds.Kind, b application.Backend) rest.Storage {
+		return &floorREST{REST: application.NewREST(k, b), kind: k, http: hc, host: cfg.Host}
+	})
+	if err != nil {
+		return err
+	}
+	return srv.Run(ctx)
+}
+
+// floorREST is cozystack-api's storage with the cheapest create.
+type floorREST struct {
+	*application.REST
+	kind *kinds.Kind
+	http *http.Client
+	host string
+
+	once     sync.Once
+	template string // the HelmRelease's JSON, named namePlaceholder
+	err      error
+}
+
+const namePlaceholder = "benchfloor-name-placeholder"
+
+// Create forwards the HelmRelease of obj to kube-apiserver and returns obj.
+func (f *floorREST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
+	stackgrow.Grow() // as cozystack-api's Create
+	app, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("unexpected object %T", obj)
+	}
+	if createValidation != nil {
+		if err := createValidation(ctx, obj); err != nil {
+			return nil, err
+		}
+	}
+	f.once.Do(func() {
+		hr, err := application.ToHelmRelease(f.kind, app)
+		if err != nil {
+			f.err = err
+			return
+		}
+		hr.Name = namePlaceholder
+		data, err := json.Marshal(hr)
+		f.template, f.err = string(data), err
+	})
+	if f.err != nil {
+		return nil, f.err
+	}
+	body := strings.Replace(f.template, namePlaceholder, f.kind.HelmReleaseName(app.GetName()), 1)
+	url := f.host + "/apis/helm.toolkit.fluxcd.io/v2/namespaces/" + app.GetNamespace() + "/helmreleases?fieldManager=" +
+		application.FieldManager + "&fieldValidation=" + metav1.FieldValidationIgnore
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader([]byte(body)))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := f.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated {
+		return nil, fmt.Errorf("create HelmRelease: %s: %s", resp.Status, data)
+	}
+	return app, nil
+}
