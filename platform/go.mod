@@ -10,6 +10,7 @@ require (
 	github.com/fluxcd/helm-controller/api v1.4.0
 	github.com/fluxcd/pkg/apis/meta v1.21.0
 	github.com/fluxcd/source-controller/api v1.7.0
+	github.com/go-json-experiment/json v1.27.2
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-cmp v0.7.0
 	github.com/opencontainers/go-digest v1.0.0

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tidwall/gjson"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -45,11 +46,12 @@ func NewReleaseLister(cfg *rest.Config) (*ReleaseLister, error) {
 var optionsVersion = schema.GroupVersion{Version: "v1"}
 
 // ListItem is one listed HelmRelease: its UID and resourceVersion, and
-// Decode, which decodes the whole object (only valid during the callback).
+// Decode, which decodes the whole object (only valid during the callback:
+// the decoder reuses the item's bytes afterwards).
 type ListItem struct {
 	UID             types.UID
 	ResourceVersion string
-	raw             json.RawMessage
+	raw             []byte
 }
 
 // Decode decodes the item as kube-apiserver's JSON decoding does (case
@@ -68,39 +70,14 @@ func (i *ListItem) Decode() (*helmv2.HelmRelease, error) {
 // remainingItemCount). Errors from kube-apiserver are *StatusError as from
 // any client-go request; an error from each stops the list.
 func (l *ReleaseLister) List(ctx context.Context, ns string, opts *metav1.ListOptions, each func(*ListItem) error) (metav1.ListMeta, error) {
-	var meta metav1.ListMeta
 	body, err := l.client.Get().Namespace(ns).Resource("helmreleases").
 		SpecificallyVersionedParams(opts, scheme.ParameterCodec, optionsVersion).Stream(ctx)
 	if err != nil {
-		return meta, err
+		return metav1.ListMeta{}, err
 	}
 	defer body.Close()
-	dec := json.NewDecoder(body)
-	if err := expectDelim(dec, '{'); err != nil {
-		return meta, err
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return meta, err
-		}
-		switch tok {
-		case "metadata":
-			if err := dec.Decode(&meta); err != nil {
-				return meta, fmt.Errorf("HelmRelease list metadata: %w", err)
-			}
-		case "items":
-			if err := listItems(dec, each); err != nil {
-				return meta, err
-			}
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return meta, err
-			}
-		}
-	}
-	if err := expectDelim(dec, '}'); err != nil {
+	meta, err := decodeList(body, each)
+	if err != nil {
 		return meta, err
 	}
 	// Drain what is left (a trailing newline) so the connection is reused.
@@ -108,45 +85,88 @@ func (l *ReleaseLister) List(ctx context.Context, ns string, opts *metav1.ListOp
 	return meta, nil
 }
 
-func listItems(dec *json.Decoder, each func(*ListItem) error) error {
-	tok, err := dec.Token()
-	if err != nil {
+// decodeList reads a HelmReleaseList from r in a single pass (jsontext
+// reads each item's bytes once, where encoding/json's Decoder scanned them
+// twice: most of cozystack-api's CPU in a consistent list of thousands of
+// memoized items, BenchmarkDecodeList), calling each for every item, and
+// returns the list's metadata.
+func decodeList(r io.Reader, each func(*ListItem) error) (metav1.ListMeta, error) {
+	var meta metav1.ListMeta
+	// kube-apiserver never writes an object with a name twice; checking
+	// for it would keep a set of names per object.
+	dec := jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true))
+	if err := expectKind(dec, '{'); err != nil {
+		return meta, err
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return meta, fmt.Errorf("HelmRelease list: %w", err)
+		}
+		switch name.String() {
+		case "metadata":
+			v, err := dec.ReadValue()
+			if err == nil {
+				err = json.Unmarshal(v, &meta)
+			}
+			if err != nil {
+				return meta, fmt.Errorf("HelmRelease list metadata: %w", err)
+			}
+		case "items":
+			if err := listItems(dec, each); err != nil {
+				return meta, err
+			}
+		default:
+			if err := dec.SkipValue(); err != nil {
+				return meta, fmt.Errorf("HelmRelease list: %w", err)
+			}
+		}
+	}
+	return meta, expectKind(dec, '}')
+}
+
+func listItems(dec *jsontext.Decoder, each func(*ListItem) error) error {
+	if dec.PeekKind() == 'n' { // "items": null
+		_, err := dec.ReadToken()
 		return err
 	}
-	if tok == nil { // "items": null
-		return nil
+	if err := expectKind(dec, '['); err != nil {
+		return fmt.Errorf("HelmRelease list items: %w", err)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return fmt.Errorf("HelmRelease list: items is %v, not an array", tok)
-	}
-	for dec.More() {
-		item := &ListItem{}
-		if err := dec.Decode(&item.raw); err != nil {
+	for dec.PeekKind() != ']' {
+		v, err := dec.ReadValue()
+		if err != nil {
 			return fmt.Errorf("HelmRelease list item: %w", err)
 		}
-		// The decoder has validated the item; reading its two metadata
-		// fields with gjson scans only up to them, where json.Unmarshal
-		// would validate and walk the whole item twice more: for a list
-		// of thousands whose conversions are memoized, that was most of
-		// the work (BenchmarkApplicationAPI, rv="").
-		// An item without them (never seen from kube-apiserver) is only
-		// never found in the memo.
-		head := gjson.GetManyBytes(item.raw, "metadata.uid", "metadata.resourceVersion")
-		item.UID, item.ResourceVersion = types.UID(head[0].String()), head[1].String()
+		item := &ListItem{raw: v}
+		item.UID, item.ResourceVersion = uidAndResourceVersion(v)
 		if err := each(item); err != nil {
 			return err
 		}
 	}
-	return expectDelim(dec, ']')
+	return expectKind(dec, ']')
 }
 
-func expectDelim(dec *json.Decoder, want json.Delim) error {
-	tok, err := dec.Token()
+// uidAndResourceVersion reads metadata.uid and metadata.resourceVersion
+// of a listed HelmRelease, whose JSON the decoder has validated, with
+// gjson, which only skips over the values in between, where json.Unmarshal
+// would validate and walk the whole item twice more: for a list of
+// thousands whose conversions are memoized, that was most of the work
+// (BenchmarkApplicationAPI, rv=""). An item without them (never seen from
+// kube-apiserver) is only never found in the memo.
+func uidAndResourceVersion(item []byte) (types.UID, string) {
+	head := gjson.GetManyBytes(item, "metadata.uid", "metadata.resourceVersion")
+	return types.UID(head[0].String()), head[1].String()
+}
+
+// expectKind reads the next token, which must be the delimiter want.
+func expectKind(dec *jsontext.Decoder, want jsontext.Kind) error {
+	tok, err := dec.ReadToken()
 	if err != nil {
 		return fmt.Errorf("HelmRelease list: %w", err)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != want {
-		return fmt.Errorf("HelmRelease list: got %v, want %q", tok, want)
+	if tok.Kind() != want {
+		return fmt.Errorf("HelmRelease list: got %v, want %v", tok, want)
 	}
 	return nil
 }
