@@ -164,9 +164,42 @@ func directHelmRelease(b *testing.B, hrs dynamic.ResourceInterface, name string)
 	}
 }
 
+// postgresApp is the application the create and list benchmarks create.
+func postgresApp(name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+		"metadata": map[string]any{"name": name}, "spec": map[string]any{"replicas": int64(2)}}}
+}
+
+// createSide is one side of an interleaved create benchmark: the resource
+// it creates in, the object of round i, and the time of each create.
+type createSide struct {
+	resource dynamic.ResourceInterface
+	object   func(i int) *unstructured.Unstructured
+	opts     metav1.CreateOptions
+	times    []time.Duration
+}
+
+// interleavedCreates runs n rounds; in each, every side creates its object
+// once, in order, timed.
+func interleavedCreates(b *testing.B, n int, sides ...*createSide) {
+	b.Helper()
+	for i := 0; i < n; i++ {
+		for _, s := range sides {
+			t0 := time.Now()
+			if _, err := s.resource.Create(context.Background(), s.object(i), s.opts); err != nil {
+				b.Fatal(err)
+			}
+			s.times = append(s.times, time.Since(t0))
+		}
+	}
+}
+
 // listRounds is how many times each list is timed per side (interleaved);
 // the machine is shared, so the p50 needs more than a handful.
 const listRounds = 11
+
+// ratio is the ratio of the p50s of a and h.
+func ratio(a, h []time.Duration) float64 { return float64(p50(a)) / float64(p50(h)) }
 
 func p50(d []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), d...)
@@ -218,40 +251,19 @@ func BenchmarkApplicationAPI(b *testing.B) {
 
 	hrs := dyn.Resource(schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"})
 	hrObj := directHelmRelease(b, hrs.Namespace("bench-0"), first.GetName())
-	appObj := func(name string) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
-			"metadata": map[string]any{"name": name}, "spec": map[string]any{"replicas": int64(2)}}}
-	}
 
 	floor := aggregationFloor(b, "bench-0", hrObj)
-	floorObj := func(name string) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": floorGroupVersion.String(), "kind": "Release",
-			"metadata": map[string]any{"name": name}, "spec": map[string]any{"replicas": int64(2)}}}
-	}
 
 	// Sequential creates, interleaved: one application, one HelmRelease,
 	// one through the aggregation floor.
 	const creates = 500
-	var appCreate, hrCreate, floorCreate []time.Duration
 	createProfiled := make(chan struct{})
 	go func() { defer close(createProfiled); profile(b, "profile?seconds=5", "create.cpu.pprof") }()
-	for i := 0; i < creates; i++ {
-		t0 := time.Now()
-		if _, err := pg.Namespace("bench-0").Create(ctx, appObj(fmt.Sprintf("c%d", i)), metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		appCreate = append(appCreate, time.Since(t0))
-		t0 = time.Now()
-		if _, err := hrs.Namespace("bench-0").Create(ctx, hrObj(fmt.Sprintf("direct-c%d", i)), metav1.CreateOptions{FieldManager: "direct"}); err != nil {
-			b.Fatal(err)
-		}
-		hrCreate = append(hrCreate, time.Since(t0))
-		t0 = time.Now()
-		if _, err := floor.Create(ctx, floorObj(fmt.Sprintf("f%d", i)), metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		floorCreate = append(floorCreate, time.Since(t0))
-	}
+	app := &createSide{resource: pg.Namespace("bench-0"), object: func(i int) *unstructured.Unstructured { return postgresApp(fmt.Sprintf("c%d", i)) }}
+	direct := &createSide{resource: hrs.Namespace("bench-0"), object: func(i int) *unstructured.Unstructured { return hrObj(fmt.Sprintf("direct-c%d", i)) },
+		opts: metav1.CreateOptions{FieldManager: "direct"}}
+	aggregation := &createSide{resource: floor, object: func(i int) *unstructured.Unstructured { return floorRelease(fmt.Sprintf("f%d", i)) }}
+	interleavedCreates(b, creates, app, direct, aggregation)
 
 	<-createProfiled
 
@@ -262,7 +274,7 @@ func BenchmarkApplicationAPI(b *testing.B) {
 		ns := fmt.Sprintf("bench-%d", n)
 		ensureNamespace(b, ns)
 		for i := 0; i < perNS; i++ {
-			if _, err := pg.Namespace(ns).Create(ctx, appObj(fmt.Sprintf("l%d", i)), metav1.CreateOptions{}); err != nil {
+			if _, err := pg.Namespace(ns).Create(ctx, postgresApp(fmt.Sprintf("l%d", i)), metav1.CreateOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -305,15 +317,14 @@ func BenchmarkApplicationAPI(b *testing.B) {
 	<-profiled
 	profile(b, "heap", "heap.pprof")
 
-	ratio := func(a, h []time.Duration) float64 { return float64(p50(a)) / float64(p50(h)) }
-	b.ReportMetric(ratio(appCreate, hrCreate), "create-p50-ratio")
-	b.ReportMetric(ratio(floorCreate, hrCreate), "create-floor-p50-ratio")
+	b.ReportMetric(ratio(app.times, direct.times), "create-p50-ratio")
+	b.ReportMetric(ratio(aggregation.times, direct.times), "create-floor-p50-ratio")
 	b.ReportMetric(ratio(results["0"][0], results["0"][1]), "list5000-rv0-p50-ratio")
 	b.ReportMetric(ratio(results[""][0], results[""][1]), "list5000-rvEmpty-p50-ratio")
 	b.ReportMetric(adToCreate.Seconds(), "ad-to-first-create-s")
 	b.ReportMetric(idle, "rss-idle-MiB")
 	b.ReportMetric(afterList, "rss-after-list-MiB")
-	fmt.Printf("create p50: application %s, HelmRelease %s, aggregation floor %s\n", p50(appCreate), p50(hrCreate), p50(floorCreate))
+	fmt.Printf("create p50: application %s, HelmRelease %s, aggregation floor %s\n", p50(app.times), p50(direct.times), p50(aggregation.times))
 	fmt.Printf("list 5000 rv=0: application %s, HelmRelease %s; rv=\"\": application %s, HelmRelease %s\n",
 		p50(results["0"][0]), p50(results["0"][1]), p50(results[""][0]), p50(results[""][1]))
 }

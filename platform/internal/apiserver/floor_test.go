@@ -31,6 +31,13 @@ import (
 // floorGroupVersion is the API the aggregation floor serves.
 var floorGroupVersion = schema.GroupVersion{Group: "floor.bench.cozystack.io", Version: "v1alpha1"}
 
+// floorRelease is an object created through the aggregation floor (its
+// content is dropped).
+func floorRelease(name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": floorGroupVersion.String(), "kind": "Release",
+		"metadata": map[string]any{"name": name}}}
+}
+
 // aggregationFloor starts the cheapest aggregated API server that stores a
 // HelmRelease, registers it through the aggregation layer and returns its
 // resource "releases" in namespace ns. A create request's body is read and
@@ -123,8 +130,7 @@ func aggregationFloor(b *testing.B, ns string, newHR func(string) *unstructured.
 	})
 
 	releases := dynamic.NewForConfigOrDie(env.Config).Resource(floorGroupVersion.WithResource("releases")).Namespace(ns)
-	probe := &unstructured.Unstructured{Object: map[string]any{"apiVersion": floorGroupVersion.String(), "kind": "Release",
-		"metadata": map[string]any{"name": "probe"}}}
+	probe := floorRelease("probe")
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		_, err := releases.Create(ctx, probe, metav1.CreateOptions{})
@@ -162,13 +168,9 @@ func BenchmarkGenericFloor(b *testing.B) {
 	}
 	dyn := dynamic.NewForConfigOrDie(env.Config)
 	pg := dyn.Resource(postgreses).Namespace(ns)
-	appObj := func(name string) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
-			"metadata": map[string]any{"name": name}, "spec": map[string]any{"replicas": int64(2)}}}
-	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		_, err := pg.Create(ctx, appObj("first"), metav1.CreateOptions{})
+		_, err := pg.Create(ctx, postgresApp("first"), metav1.CreateOptions{})
 		if err == nil {
 			break
 		}
@@ -180,32 +182,14 @@ func BenchmarkGenericFloor(b *testing.B) {
 	hrs := dyn.Resource(schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"})
 	hrObj := directHelmRelease(b, hrs.Namespace(ns), "first")
 	floor := aggregationFloor(b, ns, hrObj)
-	floorObj := func(name string) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": floorGroupVersion.String(), "kind": "Release",
-			"metadata": map[string]any{"name": name}}}
-	}
 
 	const creates = 500
-	var generic, direct, aggregation []time.Duration
-	for i := 0; i < creates; i++ {
-		t0 := time.Now()
-		if _, err := pg.Create(ctx, appObj(fmt.Sprintf("c%d", i)), metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		generic = append(generic, time.Since(t0))
-		t0 = time.Now()
-		if _, err := hrs.Namespace(ns).Create(ctx, hrObj(fmt.Sprintf("direct-c%d", i)), metav1.CreateOptions{FieldManager: "direct"}); err != nil {
-			b.Fatal(err)
-		}
-		direct = append(direct, time.Since(t0))
-		t0 = time.Now()
-		if _, err := floor.Create(ctx, floorObj(fmt.Sprintf("f%d", i)), metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		aggregation = append(aggregation, time.Since(t0))
-	}
-	ratio := func(a, h []time.Duration) float64 { return float64(p50(a)) / float64(p50(h)) }
-	b.ReportMetric(ratio(generic, direct), "create-generic-floor-p50-ratio")
-	b.ReportMetric(ratio(aggregation, direct), "create-floor-p50-ratio")
-	fmt.Printf("create p50: k8s.io/apiserver floor %s, HelmRelease %s, aggregation floor %s\n", p50(generic), p50(direct), p50(aggregation))
+	generic := &createSide{resource: pg, object: func(i int) *unstructured.Unstructured { return postgresApp(fmt.Sprintf("c%d", i)) }}
+	direct := &createSide{resource: hrs.Namespace(ns), object: func(i int) *unstructured.Unstructured { return hrObj(fmt.Sprintf("direct-c%d", i)) },
+		opts: metav1.CreateOptions{FieldManager: "direct"}}
+	aggregation := &createSide{resource: floor, object: func(i int) *unstructured.Unstructured { return floorRelease(fmt.Sprintf("f%d", i)) }}
+	interleavedCreates(b, creates, generic, direct, aggregation)
+	b.ReportMetric(ratio(generic.times, direct.times), "create-generic-floor-p50-ratio")
+	b.ReportMetric(ratio(aggregation.times, direct.times), "create-floor-p50-ratio")
+	fmt.Printf("create p50: k8s.io/apiserver floor %s, HelmRelease %s, aggregation floor %s\n", p50(generic.times), p50(direct.times), p50(aggregation.times))
 }

@@ -4,7 +4,9 @@ import (
 	"os"
 	"testing"
 
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"cozystack.io/platform/internal/apiserver/apiservertest"
 	"cozystack.io/sdk/localcp"
@@ -18,6 +20,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// controller-runtime's clients log through klog, as the server does;
+	// unset, it prints a stack trace after 30 s.
+	ctrllog.SetLogger(klog.NewKlogr())
 	os.Exit(testenv.Main(m, testenv.Options{}, &env))
 }
 

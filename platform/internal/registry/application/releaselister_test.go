@@ -12,9 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-
-	"cozystack.io/platform/internal/adfixtures"
-	"cozystack.io/platform/internal/apiserver/kinds"
 )
 
 func TestDecodeList(t *testing.T) {
@@ -161,16 +158,7 @@ func BenchmarkDecodeList(b *testing.B) {
 // postgres kind as kube-apiserver writes it.
 func benchList(b *testing.B) []byte {
 	b.Helper()
-	k, f := kinds.Compile(adfixtures.Named(b, "postgres"))
-	if f != nil {
-		b.Fatal(f)
-	}
-	a := app(b, `
-apiVersion: apps.cozystack.io/v1alpha1
-kind: Postgres
-metadata: {name: main, namespace: tenant-a, labels: {team: db}}
-spec: {replicas: 3, size: 20Gi, users: {app: {password: secret}}, databases: {app: {roles: {admin: [app]}}}}
-`)
+	k, a := postgresMain(b)
 	// As kube-apiserver stores it: the application's managedFields in an
 	// annotation, its own managedFields for cozystack-api, keys sorted
 	// (a custom resource is a map).
