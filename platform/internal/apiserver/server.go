@@ -79,11 +79,15 @@ type Options struct {
 	// contracts) before serving, for a bare cluster such as the local
 	// control plane; a platform install ships it instead.
 	InstallCRDs bool
+	// MemoryLimit is the Go runtime's soft memory limit, applied by
+	// ApplyMemoryLimit (default DefaultMemoryLimit).
+	MemoryLimit string
 }
 
 // NewOptions returns the defaults: secure port 7443 on all addresses.
 func NewOptions() *Options {
-	o := &Options{Recommended: genericoptions.NewRecommendedOptions("", Codecs.LegacyCodec(GroupVersion)), BackendQPS: 500, BackendBurst: 1000}
+	o := &Options{Recommended: genericoptions.NewRecommendedOptions("", Codecs.LegacyCodec(GroupVersion)), BackendQPS: 500, BackendBurst: 1000,
+		MemoryLimit: DefaultMemoryLimit}
 	o.Recommended.Etcd = nil
 	o.Recommended.SecureServing.BindPort = 7443
 	// Every request reaches this server through kube-apiserver's
@@ -102,6 +106,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.BackendBurst, "backend-burst", o.BackendBurst, "burst of queries to kube-apiserver")
 	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs, "apply the ApplicationDefinition CRD at start (bare clusters, e.g. the local control plane)")
 	fs.StringVar(&o.RegisterCAFile, "register-ca-file", o.RegisterCAFile, "PEM CA of the serving certificate, the APIService caBundle (with --register-local)")
+	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "soft limit of the Go runtime's memory (a quantity, e.g. 100Mi; 0 for none), so that the heap left behind by a large list is returned to the system; the GOMEMLIMIT environment variable, when set, wins")
 }
 
 // BackendScheme knows the kinds the server reads and writes in kube-apiserver.

@@ -22,7 +22,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -59,8 +58,10 @@ func main() {
 func run(o *apiserver.Options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	debug.SetMemoryLimit(80 << 20) // cozystack-api's default --memory-limit
-	kubeconfig := o.Kubeconfig     // as apiserver.New finds it
+	if err := o.ApplyMemoryLimit(); err != nil { // as cozystack-api
+		return err
+	}
+	kubeconfig := o.Kubeconfig // as apiserver.New finds it
 	if kubeconfig == "" && o.Recommended.CoreAPI != nil {
 		kubeconfig = o.Recommended.CoreAPI.CoreAPIKubeconfigPath
 	}
