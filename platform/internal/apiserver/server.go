@@ -109,6 +109,16 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "soft limit of the Go runtime's memory (a quantity, e.g. 100Mi; 0 for none), so that the heap left behind by a large list is returned to the system; the GOMEMLIMIT environment variable, when set, wins")
 }
 
+// BackendKubeconfig is the kubeconfig file of the backend connection:
+// Kubeconfig, or else the recommended options' --kubeconfig; empty means
+// in-cluster.
+func (o *Options) BackendKubeconfig() string {
+	if o.Kubeconfig == "" && o.Recommended.CoreAPI != nil {
+		return o.Recommended.CoreAPI.CoreAPIKubeconfigPath
+	}
+	return o.Kubeconfig
+}
+
 // BackendScheme knows the kinds the server reads and writes in kube-apiserver.
 func BackendScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -135,9 +145,7 @@ type NewStorage func(*kinds.Kind, application.Backend) rest.Storage
 
 // New builds the server.
 func New(o *Options, newStorage NewStorage) (*Server, error) {
-	if o.Kubeconfig == "" && o.Recommended.CoreAPI != nil {
-		o.Kubeconfig = o.Recommended.CoreAPI.CoreAPIKubeconfigPath
-	}
+	o.Kubeconfig = o.BackendKubeconfig()
 	backend, err := backendConfig(o.Kubeconfig)
 	if err != nil {
 		return nil, err

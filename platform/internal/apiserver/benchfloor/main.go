@@ -61,11 +61,7 @@ func run(o *apiserver.Options) error {
 	if err := o.ApplyMemoryLimit(); err != nil { // as cozystack-api
 		return err
 	}
-	kubeconfig := o.Kubeconfig // as apiserver.New finds it
-	if kubeconfig == "" && o.Recommended.CoreAPI != nil {
-		kubeconfig = o.Recommended.CoreAPI.CoreAPIKubeconfigPath
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.BackendKubeconfig())
 	if err != nil {
 		return err
 	}
