@@ -26,6 +26,7 @@ import (
 	"cozystack.io/platform/internal/adfixtures"
 	"cozystack.io/platform/internal/apiserver"
 	"cozystack.io/sdk/localcp"
+	"cozystack.io/sdk/testenv"
 )
 
 // serverProcess runs the cozystack-api binary (not in-process, so its RSS
@@ -219,9 +220,7 @@ func p50(d []time.Duration) time.Duration {
 // MiB). The scenario runs once (it takes minutes, so the framework does not
 // repeat it). Run: make bench, or go test -run '^$' -bench ApplicationAPI.
 func BenchmarkApplicationAPI(b *testing.B) {
-	if env == nil {
-		b.Skip("needs the local control plane")
-	}
+	testenv.Need(b, env)
 	ctx := context.Background()
 	pid := serverProcess(b)
 	idle := rssMiB(b, pid)

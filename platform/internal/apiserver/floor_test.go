@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"cozystack.io/platform/internal/adfixtures"
+	"cozystack.io/sdk/testenv"
 )
 
 // floorGroupVersion is the API the aggregation floor serves.
@@ -154,9 +155,7 @@ func aggregationFloor(b *testing.B, ns string, newHR func(string) *unstructured.
 // overhead into the aggregation layer's share, k8s.io/apiserver's share and
 // its own. Run: go test -run '^$' -bench GenericFloor.
 func BenchmarkGenericFloor(b *testing.B) {
-	if env == nil {
-		b.Skip("needs the local control plane")
-	}
+	testenv.Need(b, env)
 	ctx := context.Background()
 	serverProcessOf(b, "cozystack.io/platform/internal/apiserver/benchfloor")
 	const ns = "floor-0"
