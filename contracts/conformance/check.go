@@ -68,6 +68,7 @@ func Check(src *Source, opts Options) (*Report, error) {
 	}
 	r.add(checkK2(charts, k2, contract)...)
 	r.add(checkK4(src.Catalog, charts)...)
+	r.add(checkUnquotedStrings(charts)...)
 	if opts.Previous != nil {
 		r.Previous = opts.Previous.Name
 		if opts.Previous.Catalog == nil {

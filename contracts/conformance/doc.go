@@ -12,6 +12,14 @@
 //
 //	func TestConformance(t *testing.T) { conformance.Run(t, ".", "0.1.0") }
 //
+// The template rules evaluate a chart's templates statically
+// (text/template/parse, templates.go and k4strings.go): which _cluster and
+// _namespace keys they read (K2-unknown-key, K2-unknown-object), and
+// whether they print a string of the values that its schema leaves free
+// without quoting it (K4-unquoted-string: values followed through
+// variables, range, with, index, dict and list, toYaml/fromYaml, and the
+// defines they include, from the chart and its dependencies).
+//
 // The checks read only this module's embedded contract files, so a result
 // depends on the catalog, the platform version and the contracts module's
 // version alone (Report.ContractDigest names the snapshot).

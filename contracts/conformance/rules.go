@@ -33,6 +33,7 @@ var Rules = []Rule{
 	{"K4-open-object", "K4", "every object in a values schema rejects unknown keys (additionalProperties false or a map's value schema)"},
 	{"K4-platform-keys", "K4", "a values schema admits _cluster and _namespace as open objects ({\"type\": \"object\"})"},
 	{"K4-dependency-key", "K4", "a values schema admits each dependency's key (alias, else name)"},
+	{"K4-unquoted-string", "K4", "templates print no free string of the values (a string whose schema has no pattern or enum) raw: through quote, toJson, or toYaml/int of a typed value"},
 	{"K4-key-removed", "K4", "no key of the previous catalog version's values schema is removed"},
 	{"K4-key-renamed", "K4", "no key of the previous catalog version's values schema is renamed"},
 	{"K5-pin", "K5", "a chart that includes cozy-lib helpers depends on cozy-lib from an oci:// repository at one exact version"},

@@ -203,6 +203,9 @@ func TestK1MetaSchema(t *testing.T) {
 		`{"type":"object","properties":{"a":{"type":"integer","x-cozystack-options":{"source":"gpu"}}}}`:                                         "/properties/a/type",
 		`{"type":"object","additionalProperties":{"type":"string","x-cozystack-widget":"slider"}}`:                                               "/additionalProperties/x-cozystack-widget",
 		`{"type":"object","properties":{"a":{"type":"string","x-cozystack-hint":"x"}}}`:                                                          "x-cozystack-hint",
+		`{"type":"object","properties":{"a":{"type":"string","x-cozystack-host":true}}}`:                                                         "",
+		`{"type":"object","properties":{"a":{"type":"integer","x-cozystack-host":true}}}`:                                                        "/properties/a/type",
+		`{"type":"object","properties":{"a":{"type":"string","x-cozystack-host":false}}}`:                                                        "/properties/a/x-cozystack-host",
 		`{"type":"object","properties":{"a":{"type":"strin"}}}`:                                                                                  "/properties/a/type",
 		`{"type":"object","properties":{"a":{"type":"string","x-cozystack-options":{"source":"gpu","filter":"x"}}}}`:                             "filter",
 	} {

@@ -4,6 +4,13 @@
 // required key fails the render with a message naming the key, and the
 // helper list of contracts/schemas/v1alpha1/k5-cozy-lib.json is exactly the
 // set of helpers cozy-lib defines outside cozy-lib.internal.
+//
+// The tenant chart (the platform's own application chart) has value cases
+// in testdata/cases/tenant/<case>.yaml: TestTenantGolden renders them to
+// testdata/golden/tenant/<case>.yaml (go test -update rewrites them), and
+// TestInjection writes payloads that start a new manifest into every
+// string field and map key of its values schema and checks that the
+// release's objects stay the same (charttest.RunInjection).
 package charts_test
 
 import (
@@ -24,6 +31,8 @@ import (
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
 	"sigs.k8s.io/yaml"
+
+	"cozystack.io/sdk/charttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -433,3 +442,14 @@ func golden(t *testing.T, path, got string) {
 		t.Errorf("%s differs (run with -update to accept):\n--- want\n%s\n--- got\n%s", path, want, got)
 	}
 }
+
+// tenantCases are the value cases of the tenant chart.
+func tenantCases(t *testing.T) []charttest.Case { return charttest.Cases(t, charttest.CasesDir, 1) }
+
+func TestTenantGolden(t *testing.T) {
+	charttest.RunGolden(t, ".", tenantCases(t), charttest.GoldenDir, *update)
+}
+
+// No string a tenant writes into a Tenant's spec adds an object to its
+// release, with and without the values schema's validation.
+func TestInjection(t *testing.T) { charttest.RunInjection(t, ".", tenantCases(t)) }

@@ -10,7 +10,10 @@
 //   - TestLint runs Helm's linter on every chart;
 //   - TestSchemaStrict checks that every values schema rejects an unknown
 //     key at every object level (K4), with santhosh-tekuri/jsonschema and
-//     with Helm's own validation on render.
+//     with Helm's own validation on render;
+//   - TestInjection writes payloads that start a new manifest into every
+//     string field and map key of each values schema and checks that the
+//     release's objects stay the same (charttest.RunInjection).
 package charts_test
 
 import (
@@ -94,3 +97,9 @@ func TestOperators(t *testing.T) {
 	}
 	charttest.RunOperators(t, ctx, cfg, ".", operators(t))
 }
+
+// No string a tenant writes adds an object to a release: every string
+// field and map key of each values schema, set to payloads that start a
+// new manifest, leaves the release's objects as they were, with and
+// without the schema's validation.
+func TestInjection(t *testing.T) { charttest.RunInjection(t, ".", cases(t)) }

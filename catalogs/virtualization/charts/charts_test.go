@@ -13,6 +13,9 @@
 //   - TestSchemaStrict checks that every values schema rejects an unknown
 //     key at every object level (K4), with santhosh-tekuri/jsonschema and
 //     with Helm's own validation on render;
+//   - TestInjection writes payloads that start a new manifest into every
+//     string field and map key of each values schema and checks that the
+//     release's objects stay the same (charttest.RunInjection);
 //   - TestOperators renders, lints and dry-runs the operator charts.
 package charts_test
 
@@ -93,6 +96,12 @@ func TestDryRun(t *testing.T) {
 func TestLint(t *testing.T) { charttest.RunLint(t, ".", cases(t)) }
 
 func TestSchemaStrict(t *testing.T) { charttest.RunSchemaStrict(t, ".", apps(t)) }
+
+// No string a tenant writes adds an object to a release: every string
+// field and map key of each values schema, set to payloads that start a
+// new manifest, leaves the release's objects as they were, with and
+// without the schema's validation.
+func TestInjection(t *testing.T) { charttest.RunInjection(t, ".", cases(t)) }
 
 // operators are the operator charts: the chart directories without value
 // cases.
@@ -223,7 +232,7 @@ func TestKubernetesDataStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := charttest.Manifest(out); !strings.Contains(m, "\n  dataStore: tenant-test\n") {
+	if m := charttest.Manifest(out); !strings.Contains(m, "\n  dataStore: \"tenant-test\"\n") {
 		t.Errorf("no dataStore: tenant-test in:\n%s", m)
 	}
 }

@@ -27,3 +27,28 @@ else a new random password.
 {{- randAlphaNum 32 -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+clickhouse.usersXML (list PASSWORDS $): the users.d file declaring each user
+of the map PASSWORDS (name to password) with its password's SHA-256 and its
+profile (readonly when users.<name>.readonly). Names are the schema's
+(^[a-z][a-z0-9_]{0,30}$), so they are valid XML element names.
+*/}}
+{{- define "clickhouse.usersXML" -}}
+{{- $root := index . 1 -}}
+<clickhouse>
+  <users>
+    {{- range $name, $password := index . 0 }}
+    <{{ $name }} replace="replace">
+      <password_sha256_hex>{{ sha256sum $password }}</password_sha256_hex>
+      <networks><ip>::/0</ip></networks>
+      <profile>{{ if (index ($root.Values.users | default dict) $name | default dict).readonly }}readonly{{ else }}default{{ end }}</profile>
+      <quota>default</quota>
+      {{- if eq $name "default" }}
+      <access_management>1</access_management>
+      {{- end }}
+    </{{ $name }}>
+    {{- end }}
+  </users>
+</clickhouse>
+{{- end -}}
