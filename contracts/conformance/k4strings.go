@@ -1030,35 +1030,26 @@ func guardingPattern(p string) bool {
 }
 
 func anchoredStart(re *syntax.Regexp) bool {
-	switch re.Op {
-	case syntax.OpBeginText:
-		return true
-	case syntax.OpConcat:
-		return len(re.Sub) > 0 && anchoredStart(re.Sub[0])
-	case syntax.OpCapture:
-		return anchoredStart(re.Sub[0])
-	case syntax.OpAlternate:
-		for _, s := range re.Sub {
-			if !anchoredStart(s) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
+	return anchored(re, syntax.OpBeginText, func(subs []*syntax.Regexp) *syntax.Regexp { return subs[0] })
 }
 
 func anchoredEnd(re *syntax.Regexp) bool {
+	return anchored(re, syntax.OpEndText, func(subs []*syntax.Regexp) *syntax.Regexp { return subs[len(subs)-1] })
+}
+
+// anchored reports whether every match of re is anchored by op, looking
+// into the sub-expression edge picks of a concatenation.
+func anchored(re *syntax.Regexp, op syntax.Op, edge func([]*syntax.Regexp) *syntax.Regexp) bool {
 	switch re.Op {
-	case syntax.OpEndText:
+	case op:
 		return true
 	case syntax.OpConcat:
-		return len(re.Sub) > 0 && anchoredEnd(re.Sub[len(re.Sub)-1])
+		return len(re.Sub) > 0 && anchored(edge(re.Sub), op, edge)
 	case syntax.OpCapture:
-		return anchoredEnd(re.Sub[0])
+		return anchored(re.Sub[0], op, edge)
 	case syntax.OpAlternate:
 		for _, s := range re.Sub {
-			if !anchoredEnd(s) {
+			if !anchored(s, op, edge) {
 				return false
 			}
 		}

@@ -111,10 +111,25 @@ func TestTenants(t *testing.T) {
 	waitProjected(t, ctx, c, "tenant-alpha-beta", "beta", map[string]any{
 		"host": "beta.alpha.example.org", "monitoring": "tenant-root", "ingress": "tenant-alpha-beta", "schedulingClass": "gold",
 	})
-	if err := create("tenant-alpha", "gamma", map[string]any{"host": "gamma.example.com"}); err != nil {
+	if err := create("tenant-alpha", "gamma", map[string]any{"host": "g.alpha.example.org"}); err != nil {
 		t.Fatal(err)
 	}
-	waitProjected(t, ctx, c, "tenant-alpha-gamma", "gamma", map[string]any{"host": "gamma.example.com", "monitoring": "tenant-root"})
+	waitProjected(t, ctx, c, "tenant-alpha-gamma", "gamma", map[string]any{"host": "g.alpha.example.org", "monitoring": "tenant-root"})
+
+	// Hosts stay in the tenant's subtree (contract K2, Hosts): not another
+	// domain, not the parent's parent's, not a sibling's, not under a
+	// child's.
+	for _, tc := range []struct{ ns, host, says string }{
+		{"tenant-alpha", "gamma.example.com", "outside alpha.example.org"},
+		{"tenant-alpha", "example.org", "outside alpha.example.org"},
+		{"tenant-alpha-beta", "x.g.alpha.example.org", "outside beta.alpha.example.org"},
+		{"tenant-alpha", "www.beta.alpha.example.org", "under beta.alpha.example.org, the host of tenant namespace tenant-alpha-beta"},
+	} {
+		err := create(tc.ns, "epsilon", map[string]any{"host": tc.host})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), "no other tenant's host covers (contract K2, Hosts)") {
+			t.Errorf("Tenant in %s with host %s: err = %v, want 422 saying %q and the rule", tc.ns, tc.host, err, tc.says)
+		}
+	}
 
 	// Names: in tenant-alpha-beta (17 characters) a name may have at most
 	// 63-18 = 45 characters; 46 passes the Helm release-name limit of the

@@ -43,6 +43,9 @@ type Applications struct {
 	mu       sync.Mutex
 	storages map[string]servedStorage // by plural
 	current  atomic.Pointer[http.Handler]
+
+	limits            RequestLimits
+	requests, watches limiter
 }
 
 // servedStorage is a kind's storage and the AD version it was built from.
@@ -59,6 +62,10 @@ type ApplicationsConfig struct {
 	EquivalentResourceRegistry runtime.EquivalentResourceRegistry
 	MinRequestTimeoutSeconds   int
 	MaxRequestBodyBytes        int64
+	// Limits bound the work of one request and of one user; the zero
+	// value means DefaultRequestLimits. MaxBodyBytes is set from
+	// MaxRequestBodyBytes.
+	Limits *RequestLimits
 	// Groups and Aggregated are the generic server's /apis discovery.
 	Groups     discovery.GroupManager
 	Aggregated discoveryendpoint.ResourceManager
@@ -92,6 +99,14 @@ func NewApplications(cfg ApplicationsConfig) *Applications {
 			TypeConverter: managedfields.NewDeducedTypeConverter(),
 		},
 		storages: map[string]servedStorage{},
+		limits:   DefaultRequestLimits,
+	}
+	if cfg.Limits != nil {
+		a.limits = *cfg.Limits
+	}
+	a.limits.MaxBodyBytes = cfg.MaxRequestBodyBytes
+	if a.limits.MaxBodyBytes <= 0 {
+		a.limits.MaxBodyBytes = 3 << 20 // k8s.io/apiserver's default
 	}
 	var empty http.Handler = http.NotFoundHandler()
 	a.current.Store(&empty)
@@ -139,7 +154,7 @@ func (a *Applications) Update(set *kinds.Set) error {
 	}
 	container.Add(discovery.NewAPIGroupHandler(a.template.Serializer, group).WebService())
 
-	var h http.Handler = container
+	h := a.limited(container)
 	a.current.Store(&h)
 
 	for plural, s := range a.storages {

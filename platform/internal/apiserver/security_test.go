@@ -96,6 +96,68 @@ func TestRBACIsolatesNamespaces(t *testing.T) {
 	}
 }
 
+// Owner references are judged with the requester's rights through
+// kube-apiserver's RBAC, not with cozystack-api's (K1, Metadata the
+// platform owns): carol, who may manage applications and read ConfigMaps
+// in her namespace, may name a ConfigMap as owner but not a Secret, nor
+// block a ConfigMap's deletion.
+func TestOwnerReferencesCheckedWithRequestersRights(t *testing.T) {
+	startServer(t)
+	ctx := context.Background()
+	applyFixtureAD(t, "postgres")
+	waitDiscovered(t, "postgreses", 5*time.Second)
+	const ns = "owners"
+	ensureNamespace(t, ns)
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "apps", Namespace: ns}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"apps.cozystack.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
+	}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "apps-carol", Namespace: ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "apps"},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: "carol", APIGroup: "rbac.authorization.k8s.io"}}}
+	for _, obj := range []client.Object{role, binding} {
+		if err := backend.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	carol := userClient(t, "carol").Resource(postgreses).Namespace(ns)
+	block := true
+	owned := func(name, kind string, blockDeletion bool) *unstructured.Unstructured {
+		ref := metav1.OwnerReference{APIVersion: "v1", Kind: kind, Name: "owner", UID: "0a1b2c3d-0000-0000-0000-000000000002"}
+		if blockDeletion {
+			ref.BlockOwnerDeletion = &block
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres", "metadata": map[string]any{"name": name}, "spec": map[string]any{},
+		}}
+		u.SetOwnerReferences([]metav1.OwnerReference{ref})
+		return u
+	}
+	var err error
+	for i := 0; i < 50; i++ { // the authorizer's cache
+		if _, err = carol.Create(ctx, owned("by-configmap", "ConfigMap", false), metav1.CreateOptions{}); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("owner carol may read: %v", err)
+	}
+	for name, tc := range map[string]struct {
+		kind  string
+		block bool
+		says  string
+	}{
+		"by-secret":   {"Secret", false, "carol may not get it"},
+		"by-blocking": {"ConfigMap", true, "carol may not update its finalizers"},
+	} {
+		_, err := carol.Create(ctx, owned(name, tc.kind, tc.block), metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: err = %v, want 422 saying %q", name, err, tc.says)
+		}
+	}
+}
+
 // --dry-run=server validates and answers, and creates no HelmRelease.
 func TestServerDryRunCreatesNothing(t *testing.T) {
 	startServer(t)

@@ -82,12 +82,15 @@ type Options struct {
 	// MemoryLimit is the Go runtime's soft memory limit, applied by
 	// ApplyMemoryLimit (default DefaultMemoryLimit).
 	MemoryLimit string
+	// Limits bound the work of one request and of one user
+	// (DefaultRequestLimits).
+	Limits RequestLimits
 }
 
 // NewOptions returns the defaults: secure port 7443 on all addresses.
 func NewOptions() *Options {
 	o := &Options{Recommended: genericoptions.NewRecommendedOptions("", Codecs.LegacyCodec(GroupVersion)), BackendQPS: 500, BackendBurst: 1000,
-		MemoryLimit: DefaultMemoryLimit}
+		MemoryLimit: DefaultMemoryLimit, Limits: DefaultRequestLimits}
 	o.Recommended.Etcd = nil
 	o.Recommended.SecureServing.BindPort = 7443
 	// Every request reaches this server through kube-apiserver's
@@ -106,6 +109,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.BackendBurst, "backend-burst", o.BackendBurst, "burst of queries to kube-apiserver")
 	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs, "apply the ApplicationDefinition CRD at start (bare clusters, e.g. the local control plane)")
 	fs.StringVar(&o.RegisterCAFile, "register-ca-file", o.RegisterCAFile, "PEM CA of the serving certificate, the APIService caBundle (with --register-local)")
+	fs.IntVar(&o.Limits.MaxDepth, "max-request-depth", o.Limits.MaxDepth, "deepest nesting of objects and arrays a request body may have; deeper bodies are refused with 400 before they are decoded")
+	fs.IntVar(&o.Limits.PerUser, "max-requests-per-user", o.Limits.PerUser, "requests (other than watches) one user may have in flight; more get 429 Too Many Requests (0: no limit)")
+	fs.IntVar(&o.Limits.WatchesPerUser, "max-watches-per-user", o.Limits.WatchesPerUser, "watches one user may have open; more get 429 Too Many Requests (0: no limit)")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "soft limit of the Go runtime's memory (a quantity, e.g. 100Mi; 0 for none), so that the heap left behind by a large list is returned to the system; the GOMEMLIMIT environment variable, when set, wins")
 }
 
@@ -151,6 +157,7 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 		return nil, err
 	}
 	backend.QPS, backend.Burst = o.BackendQPS, o.BackendBurst
+	withoutTimeoutRetries(backend)
 	// Lists of thousands of HelmReleases would otherwise be gzipped by
 	// kube-apiserver and gunzipped here, costing both sides CPU to save
 	// bandwidth the backend connection does not need.
@@ -207,7 +214,7 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	storageBackend := application.Backend{Client: c, Lister: lister, Releases: releases}
+	storageBackend := application.Backend{Client: c, Lister: lister, Releases: releases, Authorizer: cfg.Authorization.Authorizer}
 	if cfg.SharedInformerFactory != nil {
 		// The same namespace informer NamespaceLifecycle admission uses.
 		storageBackend.Namespaces = cfg.SharedInformerFactory.Core().V1().Namespaces().Lister()
@@ -220,6 +227,7 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 		EquivalentResourceRegistry: generic.EquivalentResourceRegistry,
 		MinRequestTimeoutSeconds:   cfg.MinRequestTimeout,
 		MaxRequestBodyBytes:        cfg.MaxRequestBodyBytes,
+		Limits:                     &o.Limits,
 		Groups:                     generic.DiscoveryGroupManager,
 		Aggregated:                 generic.AggregatedDiscoveryGroupManager,
 	})

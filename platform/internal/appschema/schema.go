@@ -378,3 +378,52 @@ func walkDeprecated(schema map[string]any, v any, path *field.Path, out *[]strin
 }
 
 func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
+
+// HostField is a value of spec in a field whose schema says
+// "x-cozystack-host": true (contract K1): the field names a host.
+type HostField struct {
+	Path  *field.Path
+	Value string
+}
+
+// Hosts returns every non-empty string in spec at a field marked
+// x-cozystack-host, in a stable order, through properties, items and
+// additionalProperties.
+func (s *Schema) Hosts(spec map[string]any) []HostField {
+	var out []HostField
+	walkHosts(s.raw, spec, field.NewPath("spec"), &out)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path.String() < out[j].Path.String() })
+	// Branches (allOf/anyOf/oneOf) may reach one field twice.
+	return slices.CompactFunc(out, func(a, b HostField) bool { return a.Path.String() == b.Path.String() })
+}
+
+func walkHosts(schema map[string]any, v any, path *field.Path, out *[]HostField) {
+	switch t := v.(type) {
+	case string:
+		for _, node := range valuesschema.Branches(schema) {
+			if host, _ := node["x-cozystack-host"].(bool); host && t != "" {
+				*out = append(*out, HostField{Path: path, Value: t})
+				return
+			}
+		}
+	case map[string]any:
+		for _, node := range valuesschema.Branches(schema) {
+			props, _ := node["properties"].(map[string]any)
+			for _, name := range sortedKeys(t) {
+				if ps, ok := props[name].(map[string]any); ok {
+					walkHosts(ps, t[name], path.Child(name), out)
+				} else if ap, ok := node["additionalProperties"].(map[string]any); ok {
+					walkHosts(ap, t[name], path.Key(name), out)
+				}
+			}
+		}
+	case []any:
+		for _, node := range valuesschema.Branches(schema) {
+			if items, ok := node["items"].(map[string]any); ok {
+				for i, x := range t {
+					walkHosts(items, x, path.Index(i), out)
+				}
+			}
+		}
+	}
+}

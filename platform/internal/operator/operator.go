@@ -174,7 +174,8 @@ func Scheme() *runtime.Scheme {
 // CacheOptions limit the manager's informers to the objects the operator
 // created (labelled names.LabelManagedBy), so a cluster's other
 // ConfigMaps, ServiceAccounts, RBAC and HelmReleases are never held in
-// memory. Namespaces, PackageSources and Packages are cached whole;
+// memory. The label only narrows what is cached: anyone may set it, and
+// the reconcilers decide ownership by controller references (UIDs). Namespaces, PackageSources and Packages are cached whole;
 // Secrets are never cached (pull Secrets are read directly).
 func CacheOptions() cache.Options {
 	managed := labels.SelectorFromSet(labels.Set{names.LabelManagedBy: names.ManagedBy})

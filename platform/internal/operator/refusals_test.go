@@ -235,7 +235,8 @@ func TestPrivilegeNotAllowed(t *testing.T) {
 }
 
 // TestConflictWithForeignHelmRelease: a HelmRelease with the name the
-// Package needs, owned by another Package, is never overwritten.
+// Package needs, annotated as another Package's but without a controller
+// reference, is never overwritten.
 func TestConflictWithForeignHelmRelease(t *testing.T) {
 	start(t)
 	c := k(t)
@@ -252,7 +253,7 @@ func TestConflictWithForeignHelmRelease(t *testing.T) {
 	create(t, newPackage("guarded", "guarded", "", false))
 	p := waitPackage(t, "guarded", "Conflict", packageReady(False, v1alpha1.ReasonConflict))
 	mustContain(t, "message", ready(p.Status.Conditions).Message,
-		"HelmRelease e2e-guarded/"+foreign.Name, `belongs to Package "someone-else"`, "never overwritten")
+		"HelmRelease e2e-guarded/"+foreign.Name, "belongs to no Package", `cozystack.io/package="someone-else" proves nothing`, "never overwritten")
 	expectNothingInstalled(t, "guarded")
 	var hr helmv2.HelmRelease
 	if err := c.Get(ctxT(t), client.ObjectKeyFromObject(foreign), &hr); err != nil || hr.Spec.ChartRef.Name != "not-ours" ||

@@ -44,9 +44,12 @@ const (
 	// ReasonPrivilegeNotAllowed: an enabled component is privileged and
 	// spec.allowPrivileged is false; nothing is installed.
 	ReasonPrivilegeNotAllowed = "PrivilegeNotAllowed"
-	// ReasonConflict: a HelmRelease this Package would create exists and is
-	// owned by another Package or by no Package; the message names the
-	// owner. It is never overwritten.
+	// ReasonConflict: an object this Package would write (a HelmRelease,
+	// its identity or its values) exists and its controller is not this
+	// Package (by UID): another Package, something else, or nothing (labels
+	// and annotations never make an object the Package's). The message
+	// names the owner, or the application whose release it is, and who must
+	// act. It is never overwritten.
 	ReasonConflict = "Conflict"
 	// ReasonInstallFailed: helm-controller failed to install or upgrade a
 	// component; the message carries its error (e.g. an RBAC "forbidden").
@@ -153,6 +156,13 @@ type PackageStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	Components []PackageComponentStatus `json:"components,omitempty"`
+	// Namespaces are the namespaces that hold, or may hold, objects of this
+	// Package: its components' namespaces, and those of removed components
+	// until their objects are gone. The operator looks for the Package's
+	// objects to remove only there.
+	// +optional
+	// +listType=set
+	Namespaces []string `json:"namespaces,omitempty"`
 }
 
 // PackageComponentStatus is one installed component.

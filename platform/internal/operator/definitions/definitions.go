@@ -20,6 +20,16 @@
 // no owner reference: deleting a PackageSource leaves its kinds served, as
 // it leaves installed Packages running, so tenants' applications never
 // vanish from the API because a source was removed.
+//
+// That makes this the one place where the operator decides ownership by an
+// annotation rather than a controller reference with the owner's UID (the
+// rule of the Package's objects and the ExternalArtifacts): an owner
+// reference would let the garbage collector delete the kinds with their
+// source, and an annotated UID would turn re-creating a source into a
+// Conflict on its own kinds. It holds because every kind here is
+// cluster-scoped: only cluster administrators, and privileged components
+// a Package was allowed to install with such clusterRules, can create or
+// label one; tenants, whose rights end at their namespaces, cannot.
 package definitions
 
 import (

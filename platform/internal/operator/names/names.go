@@ -1,13 +1,3 @@
-// Package names derives the names, labels and annotations of everything
-// cozystack-operator creates, so that two different inputs never map to the
-// same object (BRIEF.md section 5, item 6: the system we follow collapses
-// "." to "-", so the Packages "acme.web" and "acme-web" collide).
-//
-// The rule: every derived name is a readable prefix (the inputs joined with
-// "-", with any character a DNS label cannot hold replaced by "-", cut to
-// fit) followed by "-" and a hash of the exact inputs. Because the hash is
-// always there, the readable part may be ambiguous or truncated without
-// two inputs ever sharing a name.
 package names
 
 import (
@@ -26,17 +16,21 @@ const MaxReleaseName = 53
 // that.
 const hashLen = 10
 
-// Labels and annotations on the objects the operator creates.
+// Labels and annotations on the objects the operator creates. None of them
+// is proof of ownership (anyone who can write an object can set them): the
+// operator decides ownership by the object's controller reference to the
+// owning Package's (or PackageSource's) UID, and uses these only to select
+// candidates from its cache and to describe objects to people.
 const (
 	// LabelManagedBy with value ManagedBy marks every object the operator
-	// creates; the operator's caches watch only those.
+	// creates; the operator's caches hold only those.
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	ManagedBy      = "cozystack-operator"
 	// LabelPackage is LabelValue(package name), for selecting a Package's
-	// objects. It is not proof of ownership: AnnotationPackage is.
+	// objects.
 	LabelPackage = "cozystack.io/package"
-	// AnnotationPackage is the exact name of the Package that owns the
-	// object. The owner guard compares it before writing anything.
+	// AnnotationPackage is the exact name of the Package that created the
+	// object, for people; the controller reference is what counts.
 	AnnotationPackage = "cozystack.io/package"
 	// LabelComponent is the component name (a DNS label, so a valid label
 	// value).
@@ -48,12 +42,57 @@ const (
 	AnnotationPackageSource = "cozystack.io/package-source"
 )
 
+// Labels cozystack-api sets on the HelmRelease of an application (contract
+// K1). The operator reads them only to name, in a Conflict, the
+// application whose release is in a component's way.
+const (
+	LabelApplicationKind = "apps.cozystack.io/application.kind"
+	LabelApplicationName = "apps.cozystack.io/application.name"
+)
+
+// ReleaseMarker separates the readable part of a component's HelmRelease
+// name from its hash (see ReservedRelease).
+const ReleaseMarker = "--"
+
 // HelmRelease returns the name of the HelmRelease installing component of
-// Package pkg: at most MaxReleaseName characters, a DNS-1123 label (so the
-// Helm release name, and chart objects named after it, are valid), unique
-// for each exact (pkg, component) pair.
+// Package pkg: "<readable>--<10 hex digits>", at most MaxReleaseName
+// characters, a DNS-1123 label (so the Helm release name, and chart
+// objects named after it, are valid), unique for each exact (pkg,
+// component) pair, and reserved (ReservedRelease), so no application's
+// HelmRelease can take it.
 func HelmRelease(pkg, component string) string {
-	return hashed(MaxReleaseName, pkg, component)
+	return hashed(MaxReleaseName, ReleaseMarker, pkg, component)
+}
+
+// ReservedRelease reports whether name is reserved for the HelmReleases of
+// Package components and the objects derived from them: whether it holds
+// ReleaseMarker ("--") followed by exactly 10 lowercase hex digits
+// ([0-9a-f]) that either end the name or are followed by "-". Every name
+// HelmRelease, Installer and CatalogValues return is reserved.
+//
+// cozystack-api calls it with the HelmRelease name an application would
+// get ("<release prefix><name>", after generateName is resolved) and
+// refuses the application when it returns true, so that no application's
+// release can take a name a Package component may need in the same
+// namespace. It is pure, and depends only on name.
+func ReservedRelease(name string) bool {
+	for i := 0; i+len(ReleaseMarker)+hashLen <= len(name); i++ {
+		end := i + len(ReleaseMarker) + hashLen
+		if name[i:i+len(ReleaseMarker)] == ReleaseMarker && isHex(name[i+len(ReleaseMarker):end]) &&
+			(end == len(name) || name[end] == '-') {
+			return true
+		}
+	}
+	return false
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // InstallerSuffix ends the names of a component's installing identity.
@@ -101,26 +140,28 @@ func LabelValue(s string) string {
 	if len(s) <= 63 {
 		return s
 	}
-	return hashed(63, s)
+	return hashed(63, "-", s)
 }
 
 // hashed joins parts with "-", maps every character outside [a-z0-9-] to
-// "-", cuts the result to leave room for the suffix, and appends "-" and
+// "-", cuts the result to leave room for the suffix, and appends sep and
 // the first hashLen hex digits of the SHA-256 of the exact parts joined by
 // NUL (which no name contains, so the hash input is injective too).
-func hashed(limit int, parts ...string) string {
+func hashed(limit int, sep string, parts ...string) string {
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	suffix := hex.EncodeToString(sum[:])[:hashLen]
 	base := sanitize(strings.Join(parts, "-"))
-	if max := limit - 1 - hashLen; len(base) > max {
+	if max := limit - len(sep) - hashLen; len(base) > max {
 		base = base[:max]
 	}
 	base = strings.Trim(base, "-")
 	if base == "" {
-		// A label may start with a digit; the hash alone is a valid name.
-		return suffix
+		// Not for the inputs the operator has (Package names are DNS
+		// subdomains, so they start with a letter or digit), but a name
+		// must start with one, and the separator must stay.
+		base = "x"
 	}
-	return base + "-" + suffix
+	return base + sep + suffix
 }
 
 func sanitize(s string) string {

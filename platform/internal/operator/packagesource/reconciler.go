@@ -343,7 +343,7 @@ var errConflict = errors.New("conflict")
 
 // publish serves a's charts and makes the ExternalArtifacts of ps match:
 // one per component name and per application name, pointing at its chart;
-// stale ones deleted. Publishing is all an application gets here: no
+// stale ones (those ps controls, by UID, in cozy-system) deleted. Publishing is all an application gets here: no
 // Package installs it (package pkg reads only status.variants).
 func (r *Reconciler) publish(ctx context.Context, ps *v1alpha1.PackageSource, a *artifact.Artifact) error {
 	r.Server.Publish(ps.Name, a.Charts)
@@ -365,7 +365,7 @@ func (r *Reconciler) publish(ctx context.Context, ps *v1alpha1.PackageSource, a 
 	}
 	for i := range list.Items {
 		ea := &list.Items[i]
-		if _, ok := want[ea.Name]; ok || ea.Annotations[names.AnnotationPackageSource] != ps.Name {
+		if _, ok := want[ea.Name]; ok || !metav1.IsControlledBy(ea, ps) {
 			continue
 		}
 		if err := r.Client.Delete(ctx, ea); client.IgnoreNotFound(err) != nil {
@@ -373,6 +373,20 @@ func (r *Reconciler) publish(ctx context.Context, ps *v1alpha1.PackageSource, a 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// artifactOwner describes who owns ea, for a Conflict: the controller its
+// controller reference names (an ExternalArtifact is a PackageSource's if,
+// and only if, that reference carries the source's UID; the label and
+// annotation only select and describe), or nothing.
+func artifactOwner(ea *sourcev1.ExternalArtifact) string {
+	if ref := metav1.GetControllerOfNoCopy(ea); ref != nil {
+		return fmt.Sprintf("%s %q (uid %s)", ref.Kind, ref.Name, ref.UID)
+	}
+	if claimed := ea.Annotations[names.AnnotationPackageSource]; claimed != "" {
+		return fmt.Sprintf("nothing: it has no controller reference, and its annotation %s=%q proves nothing", names.AnnotationPackageSource, claimed)
+	}
+	return "nothing (something else created it)"
 }
 
 // ensureArtifact creates or updates one ExternalArtifact and its status.
@@ -394,9 +408,9 @@ func (r *Reconciler) ensureArtifact(ctx context.Context, ps *v1alpha1.PackageSou
 		}
 	case err != nil:
 		return err
-	case ea.Annotations[names.AnnotationPackageSource] != ps.Name:
-		return fmt.Errorf("%w: ExternalArtifact %s/%s exists and belongs to %q, not to this PackageSource: delete it or rename this PackageSource",
-			errConflict, ea.Namespace, name, ea.Annotations[names.AnnotationPackageSource])
+	case !metav1.IsControlledBy(ea, ps):
+		return fmt.Errorf("%w: ExternalArtifact %s/%s exists and belongs to %s, not to this PackageSource: delete it or rename this PackageSource",
+			errConflict, ea.Namespace, name, artifactOwner(ea))
 	}
 
 	want := meta.Artifact{

@@ -3,15 +3,14 @@ package pkg
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -51,34 +50,27 @@ func (r *Reconciler) get(ctx context.Context, obj client.Object) (client.Object,
 	return cur, err
 }
 
-// guard returns a Conflict message naming the owner of every object of ds
-// that exists and belongs to another Package or to none, or "" when the
-// Package may write all of them. It runs before anything is written, so a
-// conflict leaves nothing half created (issue 5, "Guards": never overwrite
-// a HelmRelease another Package owns).
-func (r *Reconciler) guard(ctx context.Context, pkg string, ds []*desired) (string, error) {
-	var conflicts []string
+// guard returns the objects of ds that exist and are not Package p's
+// (controlledBy), with their owners (see conflictMessage); none when p may
+// write all of them. It runs before anything is written, so a conflict leaves
+// nothing half created (issue 5, "Guards": never overwrite a HelmRelease
+// another Package owns), and an object someone labelled or annotated as
+// p's is never adopted.
+func (r *Reconciler) guard(ctx context.Context, p *v1alpha1.Package, ds []*desired) ([]conflict, error) {
+	var conflicts []conflict
 	for _, d := range ds {
 		for _, obj := range d.objects() {
 			cur, err := r.get(ctx, obj)
 			if err != nil {
-				return "", err
+				return nil, err
 			}
-			if cur == nil || ownedBy(cur) == pkg {
+			if cur == nil || controlledBy(cur, p) {
 				continue
 			}
-			owner := "no Package (it was created by something else)"
-			if o := ownedBy(cur); o != "" {
-				owner = fmt.Sprintf("Package %q", o)
-			}
-			conflicts = append(conflicts, fmt.Sprintf("%s (component %s) exists and belongs to %s",
-				describe(r.kindOf(obj), obj), d.component.Name, owner))
+			conflicts = append(conflicts, newConflict(r.kindOf(obj), cur, d.component.Name, p))
 		}
 	}
-	if len(conflicts) == 0 {
-		return "", nil
-	}
-	return strings.Join(conflicts, "; ") + ": it is never overwritten; delete or rename it, or uninstall its owner; nothing was installed", nil
+	return conflicts, nil
 }
 
 // ensureNamespace creates namespace name unless it exists.
@@ -107,17 +99,12 @@ func (r *Reconciler) isTenant(ctx context.Context, name string) (bool, error) {
 	return ok, nil
 }
 
-// apply creates want, or updates the existing object (already checked by
-// guard) where it differs, keeping what others set on it (helm-controller's
-// finalizer and status, extra labels and annotations).
+// apply creates want, or updates the existing object where it differs,
+// keeping what others set on it (helm-controller's finalizer and status,
+// extra labels and annotations). An existing object is updated only if
+// owner controls it: guard checked that, and it is checked again here, so
+// an object replaced in between is never adopted.
 func (r *Reconciler) apply(ctx context.Context, owner *v1alpha1.Package, want client.Object) error {
-	if _, ok := want.(*helmv2.HelmRelease); ok {
-		// HelmReleases go with their Package even if its finalizer is
-		// bypassed; identities do not (see cleanup).
-		if err := controllerutil.SetControllerReference(owner, want, r.Client.Scheme()); err != nil {
-			return err
-		}
-	}
 	cur, err := r.get(ctx, want)
 	if err != nil {
 		return err
@@ -129,6 +116,9 @@ func (r *Reconciler) apply(ctx context.Context, owner *v1alpha1.Package, want cl
 		}
 		return nil
 	}
+	if !controlledBy(cur, owner) {
+		return fmt.Errorf("%s changed hands since it was checked: it belongs to %s; it is not overwritten", what, describeOwner(cur, owner))
+	}
 	if !mutate(cur, want) {
 		return nil
 	}
@@ -138,8 +128,9 @@ func (r *Reconciler) apply(ctx context.Context, owner *v1alpha1.Package, want cl
 	return nil
 }
 
-// mutate copies want's labels, annotations, owner references and content
-// into cur and reports whether anything changed.
+// mutate copies want's labels, annotations, finalizers and content into
+// cur (which the same Package controls already) and reports whether
+// anything changed.
 func mutate(cur, want client.Object) bool {
 	changed := false
 	merge := func(have, add map[string]string) map[string]string {
@@ -156,10 +147,13 @@ func mutate(cur, want client.Object) bool {
 	}
 	cur.SetLabels(merge(cur.GetLabels(), want.GetLabels()))
 	cur.SetAnnotations(merge(cur.GetAnnotations(), want.GetAnnotations()))
-	for _, ref := range want.GetOwnerReferences() {
-		if !slices.ContainsFunc(cur.GetOwnerReferences(), func(o metav1.OwnerReference) bool { return o.UID == ref.UID }) {
-			cur.SetOwnerReferences(append(cur.GetOwnerReferences(), ref))
-			changed = true
+	// A finalizer cannot be added to an object being deleted.
+	if cur.GetDeletionTimestamp().IsZero() {
+		for _, f := range want.GetFinalizers() {
+			if !slices.Contains(cur.GetFinalizers(), f) {
+				cur.SetFinalizers(append(cur.GetFinalizers(), f))
+				changed = true
+			}
 		}
 	}
 	set := func(dst, src any) {
@@ -197,26 +191,50 @@ func mutate(cur, want client.Object) bool {
 	return changed
 }
 
-// owned lists every object of Package pkg the operator created, by kind.
-func (r *Reconciler) owned(ctx context.Context, pkg string) ([]client.Object, error) {
-	sel := client.MatchingLabels{names.LabelManagedBy: names.ManagedBy, names.LabelPackage: names.LabelValue(pkg)}
-	lists := []client.ObjectList{
-		&helmv2.HelmReleaseList{}, &corev1.ConfigMapList{}, &corev1.ServiceAccountList{},
-		&rbacv1.RoleList{}, &rbacv1.RoleBindingList{}, &rbacv1.ClusterRoleList{}, &rbacv1.ClusterRoleBindingList{},
-	}
+// namespacedLists and clusterLists are the kinds of objects a Package
+// writes.
+func namespacedLists() []client.ObjectList {
+	return []client.ObjectList{&helmv2.HelmReleaseList{}, &corev1.ConfigMapList{}, &corev1.ServiceAccountList{},
+		&rbacv1.RoleList{}, &rbacv1.RoleBindingList{}}
+}
+
+func clusterLists() []client.ObjectList {
+	return []client.ObjectList{&rbacv1.ClusterRoleList{}, &rbacv1.ClusterRoleBindingList{}}
+}
+
+// owned lists every object Package p controls (controlledBy) in namespaces,
+// and its cluster-scoped objects, by kind. The labels only narrow the
+// listing (from the cache, which holds labelled objects only); objects
+// that carry them without p's controller reference are never returned, so
+// never pruned, suspended or adopted.
+func (r *Reconciler) owned(ctx context.Context, p *v1alpha1.Package, namespaces []string) ([]client.Object, error) {
+	sel := client.MatchingLabels{names.LabelManagedBy: names.ManagedBy, names.LabelPackage: names.LabelValue(p.Name)}
 	var out []client.Object
-	for _, l := range lists {
-		if err := r.Client.List(ctx, l, sel); err != nil {
-			return nil, err
+	add := func(l client.ObjectList, opts ...client.ListOption) error {
+		if err := r.Client.List(ctx, l, append(opts, sel)...); err != nil {
+			return err
 		}
 		items, err := metaItems(l)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, o := range items {
-			if ownedBy(o) == pkg {
+			if controlledBy(o, p) {
 				out = append(out, o)
 			}
+		}
+		return nil
+	}
+	for _, ns := range namespaces {
+		for _, l := range namespacedLists() {
+			if err := add(l, client.InNamespace(ns)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, l := range clusterLists() {
+		if err := add(l); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -229,34 +247,118 @@ func (r *Reconciler) keyOf(obj client.Object) key {
 	return key{r.kindOf(obj), obj.GetNamespace(), obj.GetName()}
 }
 
-// prune deletes the objects of Package pkg that are not in want, in an
-// order that lets helm-controller uninstall: a HelmRelease first; the
-// ServiceAccount, Role and RoleBinding it is impersonated through (and the
-// catalog values) only once it is gone; a ClusterRole and its binding
-// only once no HelmRelease of that component is left to uninstall. It
-// returns how many owned objects remain outside want.
-func (r *Reconciler) prune(ctx context.Context, pkg string, want map[key]bool) (int, error) {
-	objs, err := r.owned(ctx, pkg)
-	if err != nil {
-		return 0, err
-	}
-	releases := map[key]bool{}   // every owned HelmRelease, leaving or not
-	leaving := map[string]bool{} // components with a HelmRelease being removed
+// inventory is a listing of one Package's objects (all controlled by it),
+// with its HelmReleases indexed, to tell which identity a HelmRelease still
+// needs.
+type inventory struct {
+	pkg  string
+	objs []client.Object
+	// releases are the HelmReleases; components are the components that
+	// have one.
+	releases   map[key]*helmv2.HelmRelease
+	components map[string]bool
+}
+
+func newInventory(pkg string, objs []client.Object) *inventory {
+	inv := &inventory{pkg: pkg, objs: objs, releases: map[key]*helmv2.HelmRelease{}, components: map[string]bool{}}
 	for _, o := range objs {
 		if hr, ok := o.(*helmv2.HelmRelease); ok {
-			releases[key{"HelmRelease", hr.Namespace, hr.Name}] = true
-			if !want[r.keyOf(hr)] {
-				leaving[hr.Labels[names.LabelComponent]] = true
-			}
+			inv.releases[key{"HelmRelease", hr.Namespace, hr.Name}] = hr
+			inv.components[hr.Labels[names.LabelComponent]] = true
+		}
+	}
+	return inv
+}
+
+// release returns the HelmRelease o (an identity or catalog values object)
+// serves, or nil when it is gone: the component's release in o's
+// namespace, or for a cluster-scoped o, any release of the component.
+func (inv *inventory) release(o client.Object) *helmv2.HelmRelease {
+	comp := o.GetLabels()[names.LabelComponent]
+	if o.GetNamespace() != "" {
+		return inv.releases[key{"HelmRelease", o.GetNamespace(), names.HelmRelease(inv.pkg, comp)}]
+	}
+	for _, hr := range inv.releases {
+		if hr.Labels[names.LabelComponent] == comp {
+			return hr
+		}
+	}
+	return nil
+}
+
+// unblock removes IdentityFinalizer from o if o is being deleted and no
+// HelmRelease it serves is left (the HelmRelease was uninstalled, or never
+// existed).
+func (r *Reconciler) unblock(ctx context.Context, inv *inventory, o client.Object) error {
+	if o.GetDeletionTimestamp().IsZero() || !controllerutil.ContainsFinalizer(o, IdentityFinalizer) || inv.release(o) != nil {
+		return nil
+	}
+	return r.dropFinalizer(ctx, o)
+}
+
+func (r *Reconciler) dropFinalizer(ctx context.Context, o client.Object) error {
+	if !controllerutil.ContainsFinalizer(o, IdentityFinalizer) {
+		return nil
+	}
+	patch := client.MergeFrom(o.DeepCopyObject().(client.Object))
+	controllerutil.RemoveFinalizer(o, IdentityFinalizer)
+	if err := r.Client.Patch(ctx, o, patch); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("remove finalizer %s from %s: %w", IdentityFinalizer, describe(r.kindOf(o), o), err)
+	}
+	return nil
+}
+
+// unblockAll releases every identity of Package p in namespaces that is
+// being deleted and whose HelmRelease is gone (deleted with its namespace,
+// say), so it can go, before anything is written: its namespace may be
+// terminating, and the next reconcile recreates it.
+func (r *Reconciler) unblockAll(ctx context.Context, p *v1alpha1.Package, namespaces []string) error {
+	objs, err := r.owned(ctx, p, namespaces)
+	if err != nil {
+		return err
+	}
+	inv := newInventory(p.Name, objs)
+	for _, o := range objs {
+		if err := r.unblock(ctx, inv, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prune deletes the objects of Package p in namespaces (and its
+// cluster-scoped ones) that are not in want, in an order that lets
+// helm-controller uninstall: a HelmRelease first; the ServiceAccount, Role
+// and RoleBinding it is impersonated through (and the catalog values) only
+// once it is gone; a ClusterRole and its binding only once no HelmRelease
+// of that component is being removed. It returns how many of p's objects
+// remain outside want, and the namespaces holding them.
+func (r *Reconciler) prune(ctx context.Context, p *v1alpha1.Package, namespaces []string, want map[key]bool) (int, []string, error) {
+	objs, err := r.owned(ctx, p, namespaces)
+	if err != nil {
+		return 0, nil, err
+	}
+	inv := newInventory(p.Name, objs)
+	leaving := map[string]bool{} // components with a HelmRelease being removed
+	for k, hr := range inv.releases {
+		if !want[k] {
+			leaving[hr.Labels[names.LabelComponent]] = true
 		}
 	}
 	remaining := 0
+	holding := map[string]bool{}
 	for _, o := range objs {
 		k := r.keyOf(o)
 		if want[k] {
+			if err := r.unblock(ctx, inv, o); err != nil {
+				return remaining, nil, err
+			}
 			continue
 		}
 		remaining++
+		if o.GetNamespace() != "" {
+			holding[o.GetNamespace()] = true
+		}
 		comp := o.GetLabels()[names.LabelComponent]
 		switch o := o.(type) {
 		case *helmv2.HelmRelease:
@@ -268,23 +370,29 @@ func (r *Reconciler) prune(ctx context.Context, pkg string, want map[key]bool) (
 				patch := client.MergeFrom(o.DeepCopy())
 				o.Spec.Suspend = false
 				if err := r.Client.Patch(ctx, o, patch); err != nil {
-					return remaining, err
+					return remaining, nil, err
 				}
 			}
 		case *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
 			if leaving[comp] {
 				continue
 			}
+			if err := r.dropFinalizer(ctx, o); err != nil {
+				return remaining, nil, err
+			}
 		default:
-			if releases[key{"HelmRelease", o.GetNamespace(), names.HelmRelease(pkg, comp)}] {
-				continue
+			if hr := inv.release(o); hr != nil && !want[key{"HelmRelease", hr.Namespace, hr.Name}] {
+				continue // its release is being uninstalled through it
+			}
+			if err := r.dropFinalizer(ctx, o); err != nil {
+				return remaining, nil, err
 			}
 		}
 		if err := r.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
-			return remaining, fmt.Errorf("delete %s: %w", describe(k.kind, o), err)
+			return remaining, nil, fmt.Errorf("delete %s: %w", describe(k.kind, o), err)
 		}
 	}
-	return remaining, nil
+	return remaining, slices.Sorted(maps.Keys(holding)), nil
 }
 
 func metaItems(l client.ObjectList) ([]client.Object, error) {

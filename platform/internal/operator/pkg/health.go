@@ -73,8 +73,9 @@ func stateOf(hr *helmv2.HelmRelease, chartDigest string) componentState {
 }
 
 // summarize turns the components' states into the Package's result and
-// component statuses. ownerOf maps a release name to the Package owning
-// it ("" when unknown), for naming the owner in a Conflict.
+// component statuses. ownerOf describes who owns a release by its name
+// (`Package "x"`, an application, or "" when unknown), for naming the owner
+// in a Conflict.
 func summarize(p *plan, hrs map[string]*helmv2.HelmRelease, ownerOf func(release string) string) (status.Result, []v1alpha1.PackageComponentStatus, bool) {
 	var comps []v1alpha1.PackageComponentStatus
 	var failed, conflicts, waiting []string
@@ -93,8 +94,6 @@ func summarize(p *plan, hrs map[string]*helmv2.HelmRelease, ownerOf func(release
 			owner := ownerOf(st.ownerRelease)
 			if owner == "" {
 				owner = "no Package"
-			} else {
-				owner = fmt.Sprintf("Package %q", owner)
 			}
 			conflicts = append(conflicts, fmt.Sprintf("%s: its chart renders an object that Helm release %q of %s owns; it is not taken over: %s",
 				where, st.ownerRelease, owner, st.message))

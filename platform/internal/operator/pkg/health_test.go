@@ -56,7 +56,7 @@ func TestSummarize(t *testing.T) {
 		{PackageComponent: comp("a"), Release: "p-a", ChartDigest: "sha256:a"},
 		{PackageComponent: comp("b"), Release: "p-b", ChartDigest: "sha256:b"},
 	}
-	owner := func(string) string { return "first" }
+	owner := func(string) string { return `Package "first"` }
 	ready := map[string]*helmv2.HelmRelease{
 		"ns-a/p-a": hrWith(1, "True", "InstallSucceeded", "", "sha256:a"),
 		"ns-b/p-b": hrWith(1, "True", "InstallSucceeded", "", "sha256:b"),

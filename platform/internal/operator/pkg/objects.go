@@ -20,9 +20,19 @@ import (
 // release (drift, and retries after a failure).
 const releaseInterval = 10 * time.Minute
 
-// ownerMeta returns the labels and annotations marking an object as
-// Package pkg's (and component's, when not empty).
-func ownerMeta(pkg, component string) metav1.ObjectMeta {
+// ownerMeta returns the metadata marking an object as Package p's (and
+// component's, when not empty): p's controller reference, which alone
+// makes the object p's (see ownership.go), and the labels and annotation
+// the operator selects and describes its objects by.
+func ownerMeta(p *v1alpha1.Package, component string) metav1.ObjectMeta {
+	m := markMeta(p.Name, component)
+	m.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(p, packageGVK)}
+	return m
+}
+
+// markMeta returns the labels and annotation of an object of Package pkg
+// (and component's, when not empty), without an owner reference.
+func markMeta(pkg, component string) metav1.ObjectMeta {
 	m := metav1.ObjectMeta{
 		Labels: map[string]string{
 			names.LabelManagedBy: names.ManagedBy,
@@ -35,10 +45,6 @@ func ownerMeta(pkg, component string) metav1.ObjectMeta {
 	}
 	return m
 }
-
-// ownedBy returns the Package that owns obj according to its annotation
-// ("" for none).
-func ownedBy(obj client.Object) string { return obj.GetAnnotations()[names.AnnotationPackage] }
 
 // desired is every object one component needs, in creation order:
 // identity first (helm-controller impersonates it at once), then the
@@ -81,8 +87,12 @@ func (d *desired) objects() []client.Object {
 // cozy-lib helper that needs a key fails the render loudly (K5) instead of
 // rendering an empty value.
 func build(p *plan, c plannedComponent, tenant bool) *desired {
-	m := ownerMeta(p.pkg.Name, c.Name)
-	d := &desired{component: c, identity: rbac.For(p.pkg.Name, c.PackageComponent, m)}
+	m := ownerMeta(p.pkg, c.Name)
+	// The identity outlives its HelmRelease's deletion, whoever deletes
+	// them (see IdentityFinalizer).
+	im := *m.DeepCopy()
+	im.Finalizers = []string{IdentityFinalizer}
+	d := &desired{component: c, identity: rbac.For(p.pkg.Name, c.PackageComponent, im)}
 	if c.Values != nil && len(c.Values.Raw) > 0 && string(c.Values.Raw) != "null" && string(c.Values.Raw) != "{}" {
 		// The catalog's values are a JSON object (artifact validation);
 		// Helm reads YAML, of which JSON is a subset, but YAML is what a
@@ -144,10 +154,12 @@ func build(p *plan, c plannedComponent, tenant bool) *desired {
 }
 
 // namespace returns the Namespace the operator creates for a component
-// whose namespace does not exist. It is never deleted by the operator: it
-// may hold what others put there.
+// whose namespace does not exist. It is never deleted, updated or adopted
+// by the operator, and carries no owner reference (the garbage collector
+// would delete it, and whatever others put there, with the Package): it is
+// only labelled.
 func namespace(pkg, name string) *corev1.Namespace {
-	m := ownerMeta(pkg, "")
+	m := markMeta(pkg, "")
 	m.Name = name
 	return &corev1.Namespace{ObjectMeta: m}
 }

@@ -1,29 +1,3 @@
-// Package pkg is the Package reconciler of cozystack-operator (issue 5,
-// parts 3 and 4). For each Package it installs one variant of its
-// PackageSource's catalog: one HelmRelease per enabled component, in the
-// component's namespace, whose chartRef is the ExternalArtifact the
-// PackageSource reconciler publishes for that component, ordered by
-// dependsOn across components and Packages, with values layered chart
-// defaults < catalog < cluster values (K2) < Package (see build), through
-// a least-privilege ServiceAccount of its own (package rbac).
-//
-// Before it writes anything it checks, in this order, and reports the
-// first failure as Ready=False with the reason in parentheses: the source
-// exists (SourceMissing; what is installed stays) and serves a revision
-// (SourceNotReady); the platform meets the catalog's requirements
-// (RequirementsNotMet); the variant (VariantMissing) and the named
-// components (ComponentMissing) exist; no enabled component depends on a
-// disabled one (DependencyNotReady); privileged components are allowed
-// (PrivilegeNotAllowed); dependsOn has no cycle across components and
-// Packages (DependencyCycle); every catalog the variant depends on is
-// installed by some Package (DependencyNotReady); and no object it would
-// write belongs to another Package or to nobody (Conflict). So a refused
-// Package has nothing half created.
-//
-// It removes the HelmReleases of components no longer enabled, and, through
-// its finalizer, all of a deleted Package's objects: HelmReleases first
-// (helm-controller uninstalls them through their ServiceAccount), then the
-// identities.
 package pkg
 
 import (
@@ -34,13 +8,18 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
@@ -56,6 +35,10 @@ const Finalizer = "cozystack.io/package-cleanup"
 // waitInterval is how often a Package waiting on others (uninstalls,
 // a missing dependency) is looked at again besides watch events.
 const waitInterval = 5 * time.Second
+
+// conflictInterval is how often a Package in Conflict looks again: the
+// object in its way is not watched (it is not the operator's).
+const conflictInterval = 30 * time.Second
 
 // Reconciler reconciles Packages.
 type Reconciler struct {
@@ -87,10 +70,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return reqs
 	})
 	owner := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-		if p := ownedBy(o); p != "" {
+		if p := controllerPackage(o); p != "" {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: p}}}
 		}
 		return nil
+	})
+	// An identity being deleted (with its namespace, or by the garbage
+	// collector) waits for its HelmRelease; its owner releases it.
+	deleting := builder.WithPredicates(predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return !e.ObjectNew.GetDeletionTimestamp().IsZero() },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return false },
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("package").
@@ -98,6 +89,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.PackageSource{}, all).
 		Watches(&v1alpha1.Package{}, all).
 		Watches(&helmv2.HelmRelease{}, owner).
+		Watches(&corev1.ServiceAccount{}, owner, deleting).
+		Watches(&rbacv1.Role{}, owner, deleting).
+		Watches(&rbacv1.RoleBinding{}, owner, deleting).
+		Watches(&rbacv1.ClusterRole{}, owner, deleting).
+		Watches(&rbacv1.ClusterRoleBinding{}, owner, deleting).
 		Complete(r)
 }
 
@@ -105,7 +101,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var p v1alpha1.Package
 	if err := r.Client.Get(ctx, req.NamespacedName, &p); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.sweep(ctx, req.Name, "")
+		}
+		return ctrl.Result{}, err
 	}
 	if !p.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, &p)
@@ -119,7 +118,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	orig := p.DeepCopy()
 
-	res, comps, requeue, err := r.install(ctx, &p)
+	res, comps, after, err := r.install(ctx, &p)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -133,73 +132,86 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, orig, &p, res); err != nil {
 		return ctrl.Result{}, err
 	}
-	if requeue {
-		return ctrl.Result{RequeueAfter: waitInterval}, nil
-	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: after}, nil
 }
 
 // install runs the checks and, when they pass, writes the Package's
 // objects and prunes the stale ones. It returns the result to report, the
-// component statuses (nil to keep the previous ones), and whether to look
-// again soon.
-func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package) (status.Result, []v1alpha1.PackageComponentStatus, bool, error) {
+// component statuses (nil to keep the previous ones), and when to look
+// again (0: on the next event only).
+func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package) (status.Result, []v1alpha1.PackageComponentStatus, time.Duration, error) {
 	src, err := r.source(ctx, p.Spec.SourceRef.Name)
 	if err != nil {
-		return status.Result{}, nil, false, err
+		return status.Result{}, nil, 0, err
 	}
 	v, res := newView(p, src, r.Platform)
 	if res != nil {
-		return *res, nil, res.Kind == status.KindProgressing, nil
+		return *res, nil, waitIf(res.Kind == status.KindProgressing), nil
 	}
 	views, err := r.views(ctx)
 	if err != nil {
-		return status.Result{}, nil, false, err
+		return status.Result{}, nil, 0, err
 	}
 	views[p.Name] = v
 	pl, res := newPlan(v, views)
 	if res != nil {
-		return *res, nil, res.Kind == status.KindProgressing, nil
+		return *res, nil, waitIf(res.Kind == status.KindProgressing), nil
 	}
 	if pl.held {
-		res, err := r.hold(ctx, pl)
-		return res, nil, false, err
+		res, err := r.hold(ctx, pl, namespacesOf(p, nil))
+		return res, nil, 0, err
 	}
 
 	ds := make([]*desired, 0, len(pl.components))
 	for _, c := range pl.components {
 		tenant, err := r.isTenant(ctx, c.Namespace)
 		if err != nil {
-			return status.Result{}, nil, false, err
+			return status.Result{}, nil, 0, err
 		}
 		d := build(pl, c, tenant)
 		d.release.Spec.Install.DisableWait = r.DisableWait
 		d.release.Spec.Upgrade.DisableWait = r.DisableWait
 		ds = append(ds, d)
 	}
-	msg, err := r.guard(ctx, p.Name, ds)
-	if err != nil {
-		return status.Result{}, nil, false, err
+	planned := plannedNamespaces(ds)
+	all := namespacesOf(p, planned)
+	if err := r.unblockAll(ctx, p, all); err != nil {
+		return status.Result{}, nil, 0, err
 	}
-	if msg != "" {
-		return status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonConflict, Message: msg}, nil, false, nil
+	conflicts, err := r.guard(ctx, p, ds)
+	if err != nil {
+		return status.Result{}, nil, 0, err
+	}
+	if len(conflicts) > 0 {
+		// What a Package of this name left behind, deleted without its
+		// finalizer, goes once its releases are uninstalled.
+		if err := r.sweep(ctx, p.Name, p.UID); err != nil {
+			return status.Result{}, nil, 0, err
+		}
+		return status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonConflict, Message: conflictMessage(conflicts)}, nil, conflictInterval, nil
+	}
+	// Remember the namespaces before writing there, so that prune finds
+	// the objects even after the component is gone from the plan.
+	if err := r.recordNamespaces(ctx, p, planned); err != nil {
+		return status.Result{}, nil, 0, err
 	}
 	want := map[key]bool{}
 	for _, d := range ds {
 		if err := r.ensureNamespace(ctx, p.Name, d.component.Namespace); err != nil {
-			return status.Result{}, nil, false, err
+			return status.Result{}, nil, 0, err
 		}
 		for _, obj := range d.objects() {
 			if err := r.apply(ctx, p, obj); err != nil {
-				return status.Result{}, nil, false, err
+				return status.Result{}, nil, 0, err
 			}
 			want[r.keyOf(obj)] = true
 		}
 	}
-	leaving, err := r.prune(ctx, p.Name, want)
+	leaving, holding, err := r.prune(ctx, p, all, want)
 	if err != nil {
-		return status.Result{}, nil, false, err
+		return status.Result{}, nil, 0, err
 	}
+	p.Status.Namespaces = union(planned, holding)
 
 	hrs := map[string]*helmv2.HelmRelease{}
 	for _, d := range ds {
@@ -208,18 +220,26 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package) (status.R
 			hrs[hr.Namespace+"/"+hr.Name] = &hr
 		}
 	}
-	res2, comps, _ := summarize(pl, hrs, func(release string) string { return r.releaseOwner(ctx, release) })
+	res2, comps, _ := summarize(pl, hrs, func(release string) string { return r.releaseOwner(ctx, p, release) })
 	if leaving > 0 && res2.Kind == status.KindReady {
 		res2 = status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonInstalling,
 			Message: fmt.Sprintf("removing %d objects of components no longer enabled", leaving)}
 	}
-	return res2, comps, leaving > 0, nil
+	return res2, comps, waitIf(leaving > 0), nil
 }
 
-// hold suspends the Package's existing HelmReleases, so helm-controller
-// keeps the installed revision, and reports Held.
-func (r *Reconciler) hold(ctx context.Context, pl *plan) (status.Result, error) {
-	objs, err := r.owned(ctx, pl.pkg.Name)
+// waitIf returns waitInterval if cond, else 0.
+func waitIf(cond bool) time.Duration {
+	if cond {
+		return waitInterval
+	}
+	return 0
+}
+
+// hold suspends the Package's existing HelmReleases (in namespaces), so
+// helm-controller keeps the installed revision, and reports Held.
+func (r *Reconciler) hold(ctx context.Context, pl *plan, namespaces []string) (status.Result, error) {
+	objs, err := r.owned(ctx, pl.pkg, namespaces)
 	if err != nil {
 		return status.Result{}, err
 	}
@@ -255,12 +275,13 @@ func (r *Reconciler) finalize(ctx context.Context, p *v1alpha1.Package) (ctrl.Re
 	if !controllerutil.ContainsFinalizer(p, Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	left, err := r.prune(ctx, p.Name, nil)
+	left, holding, err := r.prune(ctx, p, namespacesOf(p, nil), nil)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if left > 0 {
 		orig := p.DeepCopy()
+		p.Status.Namespaces = holding
 		res := status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonInstalling,
 			Message: fmt.Sprintf("uninstalling: %d objects left (HelmReleases first, then their identities)", left)}
 		if err := r.writeStatus(ctx, orig, p, res); err != nil && !apierrors.IsNotFound(err) {
@@ -324,19 +345,79 @@ func (r *Reconciler) views(ctx context.Context) (map[string]*view, error) {
 	return out, nil
 }
 
-// releaseOwner returns the Package owning the HelmRelease named release
-// (in any namespace), or "".
-func (r *Reconciler) releaseOwner(ctx context.Context, release string) string {
+// releaseOwner describes who owns the HelmRelease named release (in any
+// namespace, from the cache): a Package by its controller reference, an
+// application, or "no Package". For a message only.
+func (r *Reconciler) releaseOwner(ctx context.Context, p *v1alpha1.Package, release string) string {
 	var list helmv2.HelmReleaseList
 	if err := r.Client.List(ctx, &list, client.MatchingLabels{names.LabelManagedBy: names.ManagedBy}); err != nil {
-		return ""
+		return "no Package"
 	}
-	for _, hr := range list.Items {
-		if hr.Name == release {
-			return ownedBy(&hr)
+	for i := range list.Items {
+		if hr := &list.Items[i]; hr.Name == release {
+			if controlledBy(hr, p) {
+				return fmt.Sprintf("Package %q", p.Name)
+			}
+			if ref := metav1.GetControllerOfNoCopy(hr); ref != nil && isPackageRef(*ref) {
+				return fmt.Sprintf("Package %q", ref.Name)
+			}
+			if kind, name := application(hr); kind != "" {
+				return fmt.Sprintf("application %s %s/%s", kind, hr.Namespace, name)
+			}
 		}
 	}
-	return ""
+	return "no Package"
+}
+
+// recordNamespaces adds namespaces to p's status.namespaces, writing the
+// status at once when one is new.
+func (r *Reconciler) recordNamespaces(ctx context.Context, p *v1alpha1.Package, namespaces []string) error {
+	all := union(p.Status.Namespaces, namespaces)
+	if slices.Equal(all, p.Status.Namespaces) {
+		return nil
+	}
+	orig := p.DeepCopy()
+	p.Status.Namespaces = all
+	if err := r.Client.Status().Patch(ctx, p, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("record namespaces in status: %w", err)
+	}
+	return nil
+}
+
+// sweep releases the identities left by a Package named name that no
+// longer exists (except, the UID of the one that does now, if any): when a
+// Package goes without its finalizer, the garbage collector deletes its
+// HelmReleases and identities together, and IdentityFinalizer holds each
+// identity until no release of its component is left. Its status (the
+// namespaces) is gone with it, so this reads the cache cluster-wide; it
+// only ever removes IdentityFinalizer from an object already being
+// deleted, so a labelled object of someone else's loses nothing.
+func (r *Reconciler) sweep(ctx context.Context, name string, except types.UID) error {
+	sel := client.MatchingLabels{names.LabelManagedBy: names.ManagedBy, names.LabelPackage: names.LabelValue(name)}
+	byOwner := map[types.UID][]client.Object{}
+	for _, l := range append(namespacedLists(), clusterLists()...) {
+		if err := r.Client.List(ctx, l, sel); err != nil {
+			return err
+		}
+		items, err := metaItems(l)
+		if err != nil {
+			return err
+		}
+		for _, o := range items {
+			if ref := metav1.GetControllerOfNoCopy(o); ref != nil && isPackageRef(*ref) && ref.Name == name && ref.UID != except {
+				byOwner[ref.UID] = append(byOwner[ref.UID], o)
+			}
+		}
+	}
+	for _, objs := range byOwner {
+		inv := newInventory(name, objs)
+		for _, o := range objs {
+			if err := r.unblock(ctx, inv, o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // writeStatus applies res and patches the status of p if it changed, with

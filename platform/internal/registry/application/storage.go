@@ -11,6 +11,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -55,6 +57,8 @@ type REST struct {
 	ns        corelisters.NamespaceLister
 	converted memo
 	specs     specs
+	// authorizer checks owner references with the requester's rights.
+	authorizer authorizer.Authorizer
 }
 
 // Backend is how a kind's storage reaches the HelmReleases.
@@ -77,12 +81,16 @@ type Backend struct {
 	// cozystack.io/values-source (contract K2). Without it, or for a
 	// namespace it does not know yet, the ConfigMap.
 	Namespaces corelisters.NamespaceLister
+	// Authorizer is the server's authorizer (kube-apiserver's RBAC through
+	// SubjectAccessReviews): owner references an application adds are
+	// checked with the requester's rights. Without it they are refused.
+	Authorizer authorizer.Authorizer
 }
 
 // NewREST returns the storage of kind. The backend's parts are the
 // caller's; Destroy leaves them alone.
 func NewREST(kind *kinds.Kind, b Backend) *REST {
-	return &REST{kind: kind, client: b.Client, releases: b.Releases, lister: b.Lister, ns: b.Namespaces}
+	return &REST{kind: kind, client: b.Client, releases: b.Releases, lister: b.Lister, ns: b.Namespaces, authorizer: b.Authorizer}
 }
 
 var (
@@ -419,6 +427,9 @@ func (r *REST) create(ctx context.Context, app *unstructured.Unstructured, creat
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
+		if errs := validateAnnotationBudget(hr.Annotations); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(r.gvk().GroupKind(), app.GetName(), errs)
+		}
 		hr.Spec.ValuesFrom[0].Kind = r.valuesKind(app.GetNamespace())
 		err = r.client.Create(ctx, hr, &client.CreateOptions{DryRun: dryRun, FieldManager: FieldManager, FieldValidation: backendFieldValidation})
 		if err == nil {
@@ -536,22 +547,44 @@ func (r *REST) update(ctx context.Context, name string, objInfo rest.UpdatedObje
 			return nil, false, false, err
 		}
 	}
+	var currentValues []byte
+	if current.Spec.Values != nil {
+		currentValues = current.Spec.Values.Raw
+	}
+	stored, err := userValues(currentValues)
+	if err != nil {
+		return nil, false, false, apierrors.NewInternalError(fmt.Errorf("HelmRelease %s/%s values: %w", current.Namespace, current.Name, err))
+	}
+	readSpec, _ := old.Object["spec"].(map[string]any)
+	spec, _ := app.Object["spec"].(map[string]any)
+	written := writtenSpec(spec, stored, readSpec)
+	app.Object["spec"] = written
 	desired, err := ToHelmRelease(r.kind, app)
 	if err != nil {
 		return nil, false, false, apierrors.NewBadRequest(err.Error())
 	}
 	hr := current.DeepCopy()
 	hr.ResourceVersion = app.GetResourceVersion()
-	hr.Labels = desired.Labels
-	hr.Annotations = desired.Annotations
-	hr.Finalizers = desired.Finalizers
+	// What the platform and Flux set stays (K1, metadata.go).
+	hr.Labels = keepReserved(desired.Labels, current.Labels, ReservedKey)
+	hr.Annotations = keepReserved(desired.Annotations, current.Annotations, func(key string) bool {
+		return key != AnnotationManagedFields && ReservedKey(key)
+	})
+	if errs := validateAnnotationBudget(hr.Annotations); len(errs) > 0 {
+		return nil, false, false, apierrors.NewInvalid(r.gvk().GroupKind(), name, errs)
+	}
+	hr.Finalizers = keepReservedFinalizers(desired.Finalizers, current.Finalizers)
 	hr.OwnerReferences = desired.OwnerReferences
 	hr.Spec.ChartRef = desired.Spec.ChartRef
 	hr.Spec.ValuesFrom = keepValuesSource(current.Spec.ValuesFrom, desired.Spec.ValuesFrom)
 	hr.Spec.Install = desired.Spec.Install
 	hr.Spec.Upgrade = desired.Spec.Upgrade
 	hr.Spec.Interval = desired.Spec.Interval
-	if hr.Spec.Values, err = keepInjectedValues(desired.Spec.Values, current.Spec.Values); err != nil {
+	if equality.Semantic.DeepEqual(written, stored) {
+		// Byte for byte what was stored: a metadata-only change never
+		// rewrites the values.
+		hr.Spec.Values = current.Spec.Values
+	} else if hr.Spec.Values, err = keepInjectedValues(desired.Spec.Values, current.Spec.Values); err != nil {
 		return nil, false, false, apierrors.NewInternalError(err)
 	}
 	if err := r.client.Update(ctx, hr, &client.UpdateOptions{DryRun: options.DryRun, FieldManager: FieldManager, FieldValidation: backendFieldValidation}); err != nil {

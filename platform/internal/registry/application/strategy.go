@@ -18,6 +18,8 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/storage/names"
+
+	operatornames "cozystack.io/platform/internal/operator/names"
 	"k8s.io/apiserver/pkg/warning"
 )
 
@@ -27,13 +29,18 @@ var (
 )
 
 // validateCreate validates a new application: metadata (the kind's name
-// rules, labels, annotations, owner references, finalizers), labels the
-// platform reserves, and the spec (see validateSpec). It prunes unknown
+// rules, labels, annotations, owner references, finalizers), the metadata
+// the platform reserves (validateReservedMetadata), owner references with
+// the requester's rights (validateOwnerReferences), the spec (see
+// validateSpec) and its hosts (validateHosts). It prunes unknown
 // spec fields from app unless the directive rejects them.
 func (r *REST) validateCreate(ctx context.Context, app *unstructured.Unstructured, directive string) field.ErrorList {
 	errs := validation.ValidateObjectMetaAccessor(app, true, r.validateName, metadataPath)
 	errs = append(errs, r.validateLabels(app)...)
-	return append(errs, r.validateSpec(ctx, app, nil, directive)...)
+	errs = append(errs, validateReservedMetadata(r.kind, app, nil)...)
+	errs = append(errs, r.validateOwnerReferences(ctx, app, nil)...)
+	errs = append(errs, r.validateSpec(ctx, app, nil, directive)...)
+	return append(errs, r.validateHosts(app, nil)...)
 }
 
 // validateUpdate validates app replacing old: immutable metadata (name,
@@ -43,17 +50,28 @@ func (r *REST) validateUpdate(ctx context.Context, app, old *unstructured.Unstru
 	errs := validation.ValidateObjectMetaAccessorUpdate(app, old, metadataPath)
 	errs = append(errs, validation.ValidateFinalizers(app.GetFinalizers(), metadataPath.Child("finalizers"))...)
 	errs = append(errs, r.validateLabels(app)...)
-	return append(errs, r.validateSpec(ctx, app, old, directive)...)
+	errs = append(errs, validateReservedMetadata(r.kind, app, old)...)
+	errs = append(errs, r.validateOwnerReferences(ctx, app, old)...)
+	errs = append(errs, r.validateSpec(ctx, app, old, directive)...)
+	return append(errs, r.validateHosts(app, old)...)
 }
 
 // validateName is the kind's name rule (a DNS-1035 label short enough for
-// <prefix><name> to be a Helm release name, K1); a generateName prefix only
-// has to be a DNS-1035 label prefix, as generateName truncates it to fit.
+// <prefix><name> to be a Helm release name, K1) and no release name
+// cozystack-operator reserves for Package components
+// (operatornames.ReservedRelease); a generateName prefix only has to be a
+// DNS-1035 label prefix, as generateName truncates it to fit.
 func (r *REST) validateName(name string, prefix bool) []string {
 	if prefix {
 		return validation.NameIsDNS1035Label(name, true)
 	}
-	return r.kind.ValidateName(name)
+	if msgs := r.kind.ValidateName(name); len(msgs) > 0 {
+		return msgs
+	}
+	if release := r.kind.HelmReleaseName(name); operatornames.ReservedRelease(release) {
+		return []string{fmt.Sprintf("its HelmRelease name %s holds \"--\" and ten hex digits, the form reserved for the releases of Package components (contract K1, Metadata the platform owns); choose another name", release)}
+	}
+	return nil
 }
 
 // generatedSuffixLength is what names.SimpleNameGenerator appends.
@@ -66,7 +84,13 @@ func (r *REST) generateName(base string) string {
 	if limit := max(r.kind.MaxNameLength-generatedSuffixLength, 0); len(base) > limit {
 		base = base[:limit]
 	}
-	return names.SimpleNameGenerator.GenerateName(base)
+	// A random suffix may complete a reserved release name; a base that
+	// makes every name reserved is refused by validateName.
+	name := names.SimpleNameGenerator.GenerateName(base)
+	for i := 0; i < 8 && operatornames.ReservedRelease(r.kind.HelmReleaseName(name)); i++ {
+		name = names.SimpleNameGenerator.GenerateName(base)
+	}
+	return name
 }
 
 // validateLabels rejects labels the platform sets on the HelmRelease: they
