@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -311,23 +312,34 @@ func TestApplicationReleaseInTheWay(t *testing.T) {
 func holdRelease(t *testing.T, ns, name string) func() {
 	t.Helper()
 	c := k(t)
-	hr := &helmv2.HelmRelease{}
-	if err := c.Get(ctxT(t), client.ObjectKey{Namespace: ns, Name: name}, hr); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(hr.DeepCopy())
-	hr.Finalizers = append(hr.Finalizers, tenantFinalizer)
-	if err := c.Patch(ctxT(t), hr, patch); err != nil {
-		t.Fatal(err)
-	}
-	release := func() {
-		cur := &helmv2.HelmRelease{}
-		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cur); err != nil {
-			return
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		hr := &helmv2.HelmRelease{}
+		if err := c.Get(ctxT(t), client.ObjectKey{Namespace: ns, Name: name}, hr); err != nil {
+			return err
 		}
-		patch := client.MergeFrom(cur.DeepCopy())
-		cur.Finalizers = slices.DeleteFunc(cur.Finalizers, func(f string) bool { return f == tenantFinalizer })
-		_ = c.Patch(context.Background(), cur, patch)
+		hr.Finalizers = append(hr.Finalizers, tenantFinalizer)
+		return c.Update(ctxT(t), hr)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// An update with the resourceVersion just read, retried on conflict:
+	// a merge patch of the finalizers would write back a stale list, and
+	// could restore helm-controller's finalizer after it removed it.
+	release := func() {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur := &helmv2.HelmRelease{}
+			if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cur); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			if !slices.Contains(cur.Finalizers, tenantFinalizer) {
+				return nil
+			}
+			cur.Finalizers = slices.DeleteFunc(cur.Finalizers, func(f string) bool { return f == tenantFinalizer })
+			return client.IgnoreNotFound(c.Update(context.Background(), cur))
+		})
+		if err != nil {
+			t.Logf("releasing HelmRelease %s/%s: %v", ns, name, err)
+		}
 	}
 	t.Cleanup(release)
 	return release

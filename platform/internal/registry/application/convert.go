@@ -140,13 +140,19 @@ func ToHelmRelease(k *kinds.Kind, app *unstructured.Unstructured) (*helmv2.HelmR
 				Kind: "ConfigMap", Name: ClusterValuesConfigMap, ValuesKey: ClusterValuesKey,
 			}},
 			Values: values,
+			// Never take another release's objects (Helm's
+			// --take-ownership, which helm-controller v1.4 uses unless
+			// told not to): a colliding install fails with Conflict and
+			// the owner's object stays untouched.
 			Install: &helmv2.Install{
-				Timeout:     k.Release.InstallTimeout,
-				DisableWait: k.Release.InstallDisableWait,
+				Timeout:              k.Release.InstallTimeout,
+				DisableWait:          k.Release.InstallDisableWait,
+				DisableTakeOwnership: true,
 			},
 			Upgrade: &helmv2.Upgrade{
-				Timeout:     k.Release.UpgradeTimeout,
-				DisableWait: k.Release.UpgradeDisableWait,
+				Timeout:              k.Release.UpgradeTimeout,
+				DisableWait:          k.Release.UpgradeDisableWait,
+				DisableTakeOwnership: true,
 			},
 		},
 	}
@@ -165,7 +171,7 @@ func ToHelmRelease(k *kinds.Kind, app *unstructured.Unstructured) (*helmv2.HelmR
 // synthesized from the HelmRelease's conditions. It fails when the
 // HelmRelease does not belong to k.
 func FromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease) (*unstructured.Unstructured, error) {
-	return fromHelmRelease(k, hr, Spec)
+	return fromHelmRelease(k, hr, Spec, statusHooks{})
 }
 
 // Spec returns the application spec held in HelmRelease values (JSON, nil
@@ -190,7 +196,7 @@ func Spec(k *kinds.Kind, values []byte) (map[string]any, error) {
 }
 
 // fromHelmRelease is FromHelmRelease with the spec made by spec.
-func fromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease, spec func(*kinds.Kind, []byte) (map[string]any, error)) (*unstructured.Unstructured, error) {
+func fromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease, spec func(*kinds.Kind, []byte) (map[string]any, error), hooks statusHooks) (*unstructured.Unstructured, error) {
 	name, ok := k.ApplicationName(hr.Name)
 	if !ok || hr.Labels[LabelApplicationKind] != k.Kind {
 		return nil, fmt.Errorf("HelmRelease %s/%s is not a %s", hr.Namespace, hr.Name, k.Kind)
@@ -243,7 +249,7 @@ func fromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease, spec func(*kinds.Kin
 	if len(userLabels) > 0 {
 		app.SetLabels(userLabels)
 	}
-	if err := unstructured.SetNestedField(app.Object, Status(hr), "status"); err != nil {
+	if err := unstructured.SetNestedField(app.Object, status(hr, hooks), "status"); err != nil {
 		return nil, err
 	}
 	return app, nil
@@ -262,13 +268,41 @@ const helmValuesError = "ValuesError"
 // Status synthesizes an application's status from its HelmRelease: the
 // Ready and Released conditions (Ready is Unknown, reason Reconciling, until
 // helm-controller has reported; False, reason WaitingForClusterValues, while
-// helm-controller cannot read the K2 values object), observedGeneration when
+// helm-controller cannot read the K2 values object; False, reason Conflict,
+// when Helm refused to take an object another release owns),
+// observedGeneration when
 // the HelmRelease has been reconciled, and version, the chart revision last
 // attempted.
-func Status(hr *helmv2.HelmRelease) map[string]any {
+func Status(hr *helmv2.HelmRelease) map[string]any { return status(hr, statusHooks{}) }
+
+// statusHooks let the storage add what the HelmRelease alone does not say.
+type statusHooks struct {
+	// describe names the application behind a conflicting release (nil:
+	// the release only).
+	describe OwnerDescriber
+	// missing returns what a Ready release lacks that it made (for a
+	// Tenant: its namespace), or "" (nil: nothing is checked).
+	missing func(*helmv2.HelmRelease) string
+}
+
+// ReasonMissing is the reason of an application's Ready condition when
+// helm-controller reports its release Ready but an object the release made
+// is gone (a Tenant's namespace deleted outside the platform).
+const ReasonMissing = "Missing"
+
+// status is Status with hooks.
+func status(hr *helmv2.HelmRelease, hooks statusHooks) map[string]any {
 	var conds []any
 	ready := apimeta.FindStatusCondition(hr.Status.Conditions, meta.ReadyCondition)
-	if ready == nil {
+	if c := conflictCondition(ready, hr.Namespace, hooks.describe); c != nil {
+		ready = c
+	} else if ready != nil && ready.Status == metav1.ConditionTrue && hooks.missing != nil {
+		if msg := hooks.missing(hr); msg != "" {
+			missing := *ready
+			missing.Status, missing.Reason, missing.Message = metav1.ConditionFalse, ReasonMissing, msg
+			ready = &missing
+		}
+	} else if ready == nil {
 		ready = &metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionUnknown, Reason: "Reconciling",
 			Message: "waiting for helm-controller to reconcile the HelmRelease", LastTransitionTime: hr.CreationTimestamp}
 	} else if ready.Status == metav1.ConditionFalse && ready.Reason == helmValuesError && strings.Contains(ready.Message, ClusterValuesConfigMap) {

@@ -93,3 +93,18 @@ func (rc *ReleaseCache) List(kind, ns string) (hrs []*helmv2.HelmRelease, ok boo
 func (rc *ReleaseCache) LastSyncResourceVersion() string {
 	return rc.informer.LastSyncResourceVersion()
 }
+
+// Get returns the cached HelmRelease ns/name carrying an application kind
+// label, and false when the cache has not synced or holds none. The object
+// is the cache's own: callers must not modify it.
+func (rc *ReleaseCache) Get(ns, name string) (*helmv2.HelmRelease, bool) {
+	if rc == nil || !rc.informer.HasSynced() {
+		return nil, false
+	}
+	obj, ok, err := rc.informer.GetIndexer().GetByKey(ns + "/" + name)
+	if err != nil || !ok {
+		return nil, false
+	}
+	hr, ok := obj.(*helmv2.HelmRelease)
+	return hr, ok
+}

@@ -183,7 +183,7 @@ func (r *REST) getHelmRelease(ctx context.Context, name string, opts *metav1.Get
 }
 
 func (r *REST) fromHelmRelease(hr *helmv2.HelmRelease) (*unstructured.Unstructured, error) {
-	app, err := FromHelmRelease(r.kind, hr)
+	app, err := fromHelmRelease(r.kind, hr, Spec, r.statusHooks())
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
@@ -247,7 +247,7 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	}
 	if r.lister != nil {
 		meta, err := r.lister.List(ctx, lo.Namespace, lo.AsListOptions(), func(item *ListItem) error {
-			if encoded := r.converted.get(item.UID, item.ResourceVersion); encoded != nil {
+			if encoded := r.converted.get(item.UID, item.ResourceVersion); encoded != nil && r.memoizable() {
 				out.add(encoded)
 				return nil
 			}
@@ -285,11 +285,11 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 // and conversions share one spec per distinct values (specs). A
 // HelmRelease that is not an application of the kind is skipped.
 func (r *REST) addItem(out *List, hr *helmv2.HelmRelease) error {
-	if encoded := r.converted.get(hr.UID, hr.ResourceVersion); encoded != nil {
+	if encoded := r.converted.get(hr.UID, hr.ResourceVersion); encoded != nil && r.memoizable() {
 		out.add(encoded)
 		return nil
 	}
-	app, err := fromHelmRelease(r.kind, hr, r.specs.get)
+	app, err := fromHelmRelease(r.kind, hr, r.specs.get, r.statusHooks())
 	if err != nil {
 		klog.V(2).InfoS("Skipping HelmRelease", "kind", r.kind.Kind, "err", err)
 		return nil
@@ -298,7 +298,9 @@ func (r *REST) addItem(out *List, hr *helmv2.HelmRelease) error {
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("encoding %s %s/%s: %w", r.kind.Kind, app.GetNamespace(), app.GetName(), err))
 	}
-	r.converted.put(hr.UID, hr.ResourceVersion, encoded)
+	if r.memoizable() {
+		r.converted.put(hr.UID, hr.ResourceVersion, encoded)
+	}
 	out.add(encoded)
 	return nil
 }
@@ -443,6 +445,11 @@ func (r *REST) create(ctx context.Context, app *unstructured.Unstructured, creat
 				continue
 			}
 			return nil, apierrors.NewGenerateNameConflict(r.groupResource(), app.GetName(), 1)
+		}
+		if apierrors.IsAlreadyExists(err) {
+			if taken := r.takenBy(ctx, hr); taken != nil {
+				return nil, taken
+			}
 		}
 		return nil, r.mapError(err, app.GetName())
 	}

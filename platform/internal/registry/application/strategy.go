@@ -40,7 +40,8 @@ func (r *REST) validateCreate(ctx context.Context, app *unstructured.Unstructure
 	errs = append(errs, validateReservedMetadata(r.kind, app, nil)...)
 	errs = append(errs, r.validateOwnerReferences(ctx, app, nil)...)
 	errs = append(errs, r.validateSpec(ctx, app, nil, directive)...)
-	return append(errs, r.validateHosts(app, nil)...)
+	errs = append(errs, r.validateHosts(app, nil)...)
+	return append(errs, r.validateTenantNamespace(ctx, app)...)
 }
 
 // validateUpdate validates app replacing old: immutable metadata (name,

@@ -1,0 +1,201 @@
+package applicationdefinitions_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+)
+
+// readyOf returns "<status>/<reason>" and the message of the Ready
+// condition of application name of resource gvr in ns.
+func readyOf(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, ns, name string) (string, string, error) {
+	u, err := dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", "", err
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, cond := range conds {
+		if m := cond.(map[string]any); m["type"] == "Ready" {
+			return fmt.Sprint(m["status"]) + "/" + fmt.Sprint(m["reason"]), fmt.Sprint(m["message"]), nil
+		}
+	}
+	return "", "", fmt.Errorf("no Ready condition")
+}
+
+// Two Tenants whose derived namespaces are equal (names may hold "-"):
+// whichever comes second is refused, naming the first; nothing changes
+// hands and the second leaves nothing behind (issue 13).
+func TestTenantNamespacesAreUnique(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, dyn := setupPlatform(t, ctx)
+	create := createTenant(ctx, dyn)
+	mustCreate := func(ns, name, wantNS, host string) {
+		t.Helper()
+		if err := create(ns, name, map[string]any{}); err != nil {
+			t.Fatal(err)
+		}
+		waitProjected(t, ctx, c, wantNS, name, map[string]any{"host": host, "monitoring": "tenant-root"})
+	}
+	refused := func(ns, name, takenNS, firstNS, firstName string) {
+		t.Helper()
+		before := &corev1.Namespace{}
+		if err := c.Get(ctx, client.ObjectKey{Name: takenNS}, before); err != nil {
+			t.Fatal(err)
+		}
+		err := create(ns, name, map[string]any{})
+		want := fmt.Sprintf("namespace %s is already the namespace of Tenant %s/%s", takenNS, firstNS, firstName)
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("Tenant %s/%s: err = %v, want 422 saying %q", ns, name, err, want)
+		}
+		if _, err := dyn.Resource(tenants).Namespace(ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the refused Tenant %s/%s exists: %v", ns, name, err)
+		}
+		after := &corev1.Namespace{}
+		if err := c.Get(ctx, client.ObjectKey{Name: takenNS}, after); err != nil {
+			t.Fatal(err)
+		}
+		if after.UID != before.UID || after.Annotations["meta.helm.sh/release-name"] != before.Annotations["meta.helm.sh/release-name"] ||
+			after.Labels[v1alpha1.LabelTenant] != firstName {
+			t.Errorf("namespace %s changed hands: %v %v", takenNS, after.Labels, after.Annotations)
+		}
+	}
+	// Deep first: tenant-uone-two is Tenant two of tenant-uone, so Tenant
+	// uone-two of the root is refused.
+	mustCreate("tenant-root", "uone", "tenant-uone", "uone.example.org")
+	mustCreate("tenant-uone", "two", "tenant-uone-two", "two.uone.example.org")
+	refused("tenant-root", "uone-two", "tenant-uone-two", "tenant-uone", "two")
+	// Shallow first: tenant-xthree-y is Tenant xthree-y of the root, so
+	// Tenant y of tenant-xthree is refused.
+	mustCreate("tenant-root", "xthree-y", "tenant-xthree-y", "xthree-y.example.org")
+	mustCreate("tenant-root", "xthree", "tenant-xthree", "xthree.example.org")
+	refused("tenant-xthree", "y", "tenant-xthree-y", "tenant-root", "xthree-y")
+}
+
+var spaces = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "spaces"}
+
+// Two application kinds whose charts render an object of the same name:
+// Space, a copy of the Tenant kind with an empty release prefix, renders
+// for Space q the namespace tenant-q that Tenant q owns. The second
+// install fails, the Space says Conflict naming the namespace, the release
+// and the Tenant behind it, and is never Ready; the namespace stays the
+// Tenant's, also after the Space is deleted (issue 13).
+func TestApplicationsNeverTakeEachOthersObjects(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, dyn := setupPlatform(t, ctx)
+	tenantAD := &v1alpha1.ApplicationDefinition{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "tenant"}, tenantAD); err != nil {
+		t.Fatal(err)
+	}
+	space := &v1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: "space"}, Spec: *tenantAD.Spec.DeepCopy()}
+	space.Spec.Application.Kind, space.Spec.Application.Singular, space.Spec.Application.Plural = "Space", "space", "spaces"
+	space.Spec.Release.Prefix = ""
+	space.Spec.Dashboard = nil
+	if err := c.Create(ctx, space); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), space) })
+
+	if err := createTenant(ctx, dyn)("tenant-root", "q", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	waitProjected(t, ctx, c, "tenant-q", "q", map[string]any{"host": "q.example.org", "monitoring": "tenant-root"})
+	owned := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "tenant-q"}, owned); err != nil {
+		t.Fatal(err)
+	}
+
+	eventually(t, ctx, "Space q created", func() error {
+		_, err := dyn.Resource(spaces).Namespace("tenant-root").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Space", "metadata": map[string]any{"name": "q"}, "spec": map[string]any{},
+		}}, metav1.CreateOptions{})
+		return err
+	})
+	var message string
+	eventually(t, ctx, "Space q Ready=False/Conflict", func() error {
+		ready, msg, err := readyOf(ctx, dyn, spaces, "tenant-root", "q")
+		if err != nil {
+			return err
+		}
+		if ready == "True/InstallSucceeded" || strings.HasPrefix(ready, "True") {
+			t.Fatalf("Space q is Ready: it took tenant-q (%s)", msg)
+		}
+		if ready != "False/Conflict" {
+			return fmt.Errorf("Ready %s: %s", ready, msg)
+		}
+		message = msg
+		return nil
+	})
+	for _, want := range []string{`Namespace "tenant-q"`, "Helm release tenant-root/tenant-q", "application Tenant tenant-root/q"} {
+		if !strings.Contains(message, want) {
+			t.Errorf("Conflict message %q lacks %q", message, want)
+		}
+	}
+	checkOwned := func(when string) {
+		t.Helper()
+		now := &corev1.Namespace{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "tenant-q"}, now); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if now.UID != owned.UID || now.DeletionTimestamp != nil || now.Annotations["meta.helm.sh/release-name"] != "tenant-q" {
+			t.Errorf("%s: namespace tenant-q changed hands: %v %v", when, now.Annotations, now.DeletionTimestamp)
+		}
+	}
+	checkOwned("after the conflict")
+	if err := dyn.Resource(spaces).Namespace("tenant-root").Delete(ctx, "q", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, "Space q gone", func() error {
+		_, err := dyn.Resource(spaces).Namespace("tenant-root").Get(ctx, "q", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there: %v", err)
+	})
+	checkOwned("after the Space was deleted")
+}
+
+// A Tenant whose namespace is deleted out from under it is not Ready,
+// and says what is missing (issue 13).
+func TestTenantWithoutNamespaceIsNotReady(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, dyn := setupPlatform(t, ctx)
+	if err := createTenant(ctx, dyn)("tenant-root", "gone", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	waitProjected(t, ctx, c, "tenant-gone", "gone", map[string]any{"host": "gone.example.org", "monitoring": "tenant-root"})
+	eventually(t, ctx, "Tenant gone Ready", func() error {
+		ready, msg, err := readyOf(ctx, dyn, tenants, "tenant-root", "gone")
+		if err == nil && !strings.HasPrefix(ready, "True") {
+			err = fmt.Errorf("Ready %s: %s", ready, msg)
+		}
+		return err
+	})
+	if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-gone"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, "Tenant gone Ready=False/Missing", func() error {
+		ready, msg, err := readyOf(ctx, dyn, tenants, "tenant-root", "gone")
+		if err != nil {
+			return err
+		}
+		if ready != "False/Missing" || !strings.Contains(msg, "namespace tenant-gone does not exist") {
+			return fmt.Errorf("Ready %s: %s", ready, msg)
+		}
+		return nil
+	})
+}
