@@ -199,3 +199,46 @@ func TestTenantWithoutNamespaceIsNotReady(t *testing.T) {
 		return nil
 	})
 }
+
+// Ready means the objects are there: an object of an application's release
+// that someone else deletes is restored at the next reconcile, here asked
+// for by the tenant with the Flux annotation K1 allows it (issue 13).
+func TestDeletedObjectsAreRestored(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, dyn := setupPlatform(t, ctx)
+	if err := createTenant(ctx, dyn)("tenant-root", "drift", map[string]any{"resourceQuotas": map[string]any{"cpu": int64(4)}}); err != nil {
+		t.Fatal(err)
+	}
+	waitProjected(t, ctx, c, "tenant-drift", "drift", map[string]any{"host": "drift.example.org", "monitoring": "tenant-root"})
+	eventually(t, ctx, "Tenant drift Ready", func() error {
+		ready, msg, err := readyOf(ctx, dyn, tenants, "tenant-root", "drift")
+		if err == nil && !strings.HasPrefix(ready, "True") {
+			err = fmt.Errorf("Ready %s: %s", ready, msg)
+		}
+		return err
+	})
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-drift", Name: "tenant-quota"}}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(quota), quota); err != nil {
+		t.Fatal(err)
+	}
+	gone := quota.UID
+	if err := c.Delete(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Format(time.RFC3339Nano)
+	patch := []byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"` + now + `"}}}`)
+	if _, err := dyn.Resource(tenants).Namespace("tenant-root").Patch(ctx, "drift", "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("a tenant asking for a reconcile: %v", err)
+	}
+	eventually(t, ctx, "ResourceQuota tenant-drift/tenant-quota restored", func() error {
+		restored := &corev1.ResourceQuota{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(quota), restored); err != nil {
+			return err
+		}
+		if restored.UID == gone {
+			return fmt.Errorf("not deleted yet")
+		}
+		return nil
+	})
+}

@@ -140,6 +140,11 @@ func ToHelmRelease(k *kinds.Kind, app *unstructured.Unstructured) (*helmv2.HelmR
 				Kind: "ConfigMap", Name: ClusterValuesConfigMap, ValuesKey: ClusterValuesKey,
 			}},
 			Values: values,
+			// Ready means the objects are there: helm-controller compares
+			// the cluster with the release at every reconcile (the
+			// interval, or a requestedAt annotation) and restores what
+			// someone else deleted or changed (contract K1).
+			DriftDetection: &helmv2.DriftDetection{Mode: helmv2.DriftDetectionEnabled},
 			// Never take another release's objects (Helm's
 			// --take-ownership, which helm-controller v1.4 uses unless
 			// told not to): a colliding install fails with Conflict and

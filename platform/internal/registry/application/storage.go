@@ -587,6 +587,7 @@ func (r *REST) update(ctx context.Context, name string, objInfo rest.UpdatedObje
 	hr.Spec.Install = desired.Spec.Install
 	hr.Spec.Upgrade = desired.Spec.Upgrade
 	hr.Spec.Interval = desired.Spec.Interval
+	hr.Spec.DriftDetection = desired.Spec.DriftDetection
 	if equality.Semantic.DeepEqual(written, stored) {
 		// Byte for byte what was stored: a metadata-only change never
 		// rewrites the values.

@@ -107,7 +107,7 @@ func (r *REST) tenantNamespaceMissing(hr *helmv2.HelmRelease) string {
 	if _, err := r.ns.Get(ns); err == nil || !apierrors.IsNotFound(err) {
 		return ""
 	}
-	return fmt.Sprintf("the tenant's namespace %s does not exist: it was deleted outside the platform, with every application in it; a forced reconcile of this Tenant (annotations reconcile.fluxcd.io/requestedAt and reconcile.fluxcd.io/forceAt set to one new value) recreates it, empty", ns)
+	return fmt.Sprintf("the tenant's namespace %s does not exist: it was deleted outside the platform, with every application in it; helm-controller recreates it, empty, at the next reconcile of this Tenant (within %s, or at once after the annotation reconcile.fluxcd.io/requestedAt is set to a new value)", ns, ReleaseInterval)
 }
 
 // memoizable reports whether the kind's converted objects depend only on
