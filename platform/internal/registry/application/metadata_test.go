@@ -248,6 +248,19 @@ func TestValuesHoldWhatTheUserWrote(t *testing.T) {
 	if hr.Annotations["note"] != "x" {
 		t.Errorf("annotation not stored: %v", hr.Annotations)
 	}
+	// A patch (the handler applies it to the object as read, defaults
+	// included) of metadata alone.
+	patch := rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+		u := old.(*unstructured.Unstructured).DeepCopy()
+		u.SetLabels(map[string]string{"team": "db"})
+		return u, nil
+	})
+	if _, _, err := f.rest.Update(f.ctx, "main", patch, nil, nil, false, &metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(f.mustHelmRelease("main").Spec.Values.Raw); got != before {
+		t.Errorf("metadata-only patch rewrote the values:\n got %s\nwant %s", got, before)
+	}
 
 	read = f.get("main")
 	_ = unstructured.SetNestedField(read.Object, int64(4), "spec", "replicas")
