@@ -349,9 +349,11 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context) error {
 		"--leader-elect=false",
 		// Each controller acts as its own kube-system service account (the
 		// default RBAC roles assume it). Only what a cluster without nodes
-		// needs runs: ownerReference garbage
-		// collection, namespace deletion and service-account tokens.
-		"--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller",
+		// needs runs: ownerReference garbage collection, namespace
+		// deletion, service-account tokens, and ClusterRole aggregation
+		// (without it the built-in admin/edit/view roles, and any role
+		// that aggregates catalogs' rules by label, stay empty).
+		"--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,clusterrole-aggregation-controller",
 		"--service-account-private-key-file=" + p.ServiceAccountKey(),
 		"--root-ca-file=" + p.CACert(),
 		"--use-service-account-credentials=true",

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -164,4 +165,36 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))
 	return len(p), nil
+}
+
+// ClusterRole aggregation runs: a ClusterRole labelled for the built-in
+// "view" role extends it, as a catalog's aggregated roles extend the
+// roles that select them.
+func TestClusterRoleAggregation(t *testing.T) {
+	testenv.Need(t, env)
+	ctx := context.Background()
+	roles := env.Clientset.RbacV1().ClusterRoles()
+	extra, err := roles.Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "aggregated-", Labels: map[string]string{"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"example.cozystack.io"}, Resources: []string{"widgets"}, Verbs: []string{"get"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = roles.Delete(context.Background(), extra.Name, metav1.DeleteOptions{}) })
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		view, err := roles.Get(ctx, "view", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, r := range view.Rules {
+			if len(r.APIGroups) == 1 && r.APIGroups[0] == "example.cozystack.io" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("the rules of %s never reached ClusterRole view: %v", extra.Name, err)
+	}
 }
