@@ -376,20 +376,29 @@ func expectIdentityOutlivesRelease(t *testing.T, pkgName, ns string) {
 	waitGone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: release}})
 }
 
+// installHeld installs Package name (a simple catalog of the same name,
+// component web in ns), waits until it is Installed and holds its
+// HelmRelease (holdRelease). It returns the Package as created, as Ready,
+// and the function that releases the HelmRelease.
+func installHeld(t *testing.T, name, ns string) (created, ready *v1alpha1.Package, unhold func()) {
+	t.Helper()
+	start(t)
+	push(t, simpleCatalog(t, name, "1.0.0", ns, "x"), "e2e/"+name, "1.0.0")
+	create(t, ociSource(name, "e2e/"+name, "1.0.0"))
+	created = newPackage(name, name, "", false)
+	create(t, created)
+	ready = waitPackage(t, name, "Installed", packageReady(True, v1alpha1.ReasonInstalled))
+	return created, ready, holdRelease(t, ns, names.HelmRelease(name, "web"))
+}
+
 // TestForegroundDeletionUninstalls: deleting a Package in the foreground
 // lets the garbage collector delete its HelmReleases and identities at
 // once; the identities' finalizer keeps them until helm-controller has
 // uninstalled through them, so the chart's objects go and nothing is left.
 func TestForegroundDeletionUninstalls(t *testing.T) {
-	start(t)
 	c := k(t)
 	const ns = "e2e-own-foreground"
-	push(t, simpleCatalog(t, "own-fg", "1.0.0", ns, "x"), "e2e/own-fg", "1.0.0")
-	create(t, ociSource("own-fg", "e2e/own-fg", "1.0.0"))
-	p := newPackage("own-fg", "own-fg", "", false)
-	create(t, p)
-	got := waitPackage(t, "own-fg", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
-	unhold := holdRelease(t, ns, names.HelmRelease("own-fg", "web"))
+	p, got, unhold := installHeld(t, "own-fg", ns)
 
 	if err := c.Delete(ctxT(t), p, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
 		t.Fatal(err)
@@ -407,15 +416,9 @@ func TestForegroundDeletionUninstalls(t *testing.T) {
 // identities stay until the HelmRelease is uninstalled, then go too
 // (released by the owner references of what the Package left).
 func TestFinalizerBypassUninstalls(t *testing.T) {
-	start(t)
 	c := k(t)
 	const ns = "e2e-own-bypass"
-	push(t, simpleCatalog(t, "own-bypass", "1.0.0", ns, "x"), "e2e/own-bypass", "1.0.0")
-	create(t, ociSource("own-bypass", "e2e/own-bypass", "1.0.0"))
-	p := newPackage("own-bypass", "own-bypass", "", false)
-	create(t, p)
-	got := waitPackage(t, "own-bypass", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
-	unhold := holdRelease(t, ns, names.HelmRelease("own-bypass", "web"))
+	p, got, unhold := installHeld(t, "own-bypass", ns)
 
 	if err := c.Delete(ctxT(t), p); err != nil {
 		t.Fatal(err)

@@ -160,11 +160,7 @@ func ClusterKeys(spec *ClusterValuesSpec) map[string]any {
 func NamespaceKeys(labels, annotations map[string]string) (map[string]any, error) {
 	m := map[string]any{}
 	for _, k := range namespaceKeys {
-		value := annotations[k.label]
-		if value == "" {
-			value = labels[k.label]
-		}
-		if value != "" {
+		if value := NamespaceValue(labels, annotations, k.label); value != "" {
 			m[k.key] = value
 		}
 	}
@@ -172,6 +168,17 @@ func NamespaceKeys(labels, annotations map[string]string) (map[string]any, error
 		return nil, fmt.Errorf("the namespace has no host: set the label (or annotation) %s", LabelHost)
 	}
 	return m, nil
+}
+
+// NamespaceValue is the value a tenant Namespace with the given labels and
+// annotations holds under key (one of the Label* constants): the
+// annotation, which holds what a label cannot (a host over 63
+// characters), or else the label; "" for neither.
+func NamespaceValue(labels, annotations map[string]string, key string) string {
+	if v := annotations[key]; v != "" {
+		return v
+	}
+	return labels[key]
 }
 
 // Values returns the whole K2 values document, {"_cluster": ClusterKeys(spec),

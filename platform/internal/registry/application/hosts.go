@@ -88,11 +88,7 @@ func (r *REST) hostRefused(ns, host string) string {
 // namespaceHost is a namespace's K2 host (annotation, then label
 // v1alpha1.LabelHost), normalized; "" for none.
 func namespaceHost(labels, annotations map[string]string) string {
-	h := annotations[v1alpha1.LabelHost]
-	if h == "" {
-		h = labels[v1alpha1.LabelHost]
-	}
-	return normalizeHost(h)
+	return normalizeHost(v1alpha1.NamespaceValue(labels, annotations, v1alpha1.LabelHost))
 }
 
 // normalizeHost lower-cases a DNS name and drops a final dot.

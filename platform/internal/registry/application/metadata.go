@@ -81,8 +81,9 @@ const reservedRule = "keys of cozystack.io, fluxcd.io and helm.sh (and their sub
 // validateReservedMetadata refuses reserved labels, annotations and
 // finalizers on app that the stored application old (nil on create) does
 // not carry with the same value: a tenant may keep what the platform set,
-// never add or change it. Labels the kind's release carries are checked
-// by validateLabels.
+// never add or change it. Labels the platform sets on the kind's every
+// release (ReservedLabel) are refused always: reads never show them, and
+// they would be overwritten.
 func validateReservedMetadata(k *kinds.Kind, app, old *unstructured.Unstructured) field.ErrorList {
 	var errs field.ErrorList
 	var oldLabels, oldAnnotations map[string]string
@@ -92,7 +93,12 @@ func validateReservedMetadata(k *kinds.Kind, app, old *unstructured.Unstructured
 	}
 	check := func(what string, path *field.Path, now, before map[string]string) {
 		for _, key := range slices.Sorted(maps.Keys(now)) {
-			if !ReservedKey(key) || (what == "label" && ReservedLabel(k, key)) {
+			if what == "label" && ReservedLabel(k, key) {
+				errs = append(errs, field.Forbidden(path.Key(key),
+					fmt.Sprintf("label %s is set by the platform on every %s", key, k.Kind)))
+				continue
+			}
+			if !ReservedKey(key) {
 				continue
 			}
 			if v, ok := before[key]; ok && v == now[key] {

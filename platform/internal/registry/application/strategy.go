@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -36,7 +35,6 @@ var (
 // spec fields from app unless the directive rejects them.
 func (r *REST) validateCreate(ctx context.Context, app *unstructured.Unstructured, directive string) field.ErrorList {
 	errs := validation.ValidateObjectMetaAccessor(app, true, r.validateName, metadataPath)
-	errs = append(errs, r.validateLabels(app)...)
 	errs = append(errs, validateReservedMetadata(r.kind, app, nil)...)
 	errs = append(errs, r.validateOwnerReferences(ctx, app, nil)...)
 	errs = append(errs, r.validateSpec(ctx, app, nil, directive)...)
@@ -50,7 +48,6 @@ func (r *REST) validateCreate(ctx context.Context, app *unstructured.Unstructure
 func (r *REST) validateUpdate(ctx context.Context, app, old *unstructured.Unstructured, directive string) field.ErrorList {
 	errs := validation.ValidateObjectMetaAccessorUpdate(app, old, metadataPath)
 	errs = append(errs, validation.ValidateFinalizers(app.GetFinalizers(), metadataPath.Child("finalizers"))...)
-	errs = append(errs, r.validateLabels(app)...)
 	errs = append(errs, validateReservedMetadata(r.kind, app, old)...)
 	errs = append(errs, r.validateOwnerReferences(ctx, app, old)...)
 	errs = append(errs, r.validateSpec(ctx, app, old, directive)...)
@@ -92,24 +89,6 @@ func (r *REST) generateName(base string) string {
 		name = names.SimpleNameGenerator.GenerateName(base)
 	}
 	return name
-}
-
-// validateLabels rejects labels the platform sets on the HelmRelease: they
-// would be overwritten, and reading them back would not be reversible.
-func (r *REST) validateLabels(app *unstructured.Unstructured) field.ErrorList {
-	var errs field.ErrorList
-	keys := make([]string, 0, len(app.GetLabels()))
-	for key := range app.GetLabels() {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
-		if ReservedLabel(r.kind, key) {
-			errs = append(errs, field.Forbidden(metadataPath.Child("labels").Key(key),
-				fmt.Sprintf("label %s is set by the platform on every %s", key, r.kind.Kind)))
-		}
-	}
-	return errs
 }
 
 // validateSpec checks app's spec and leaves in app the spec to store:
