@@ -232,7 +232,7 @@ func (r objectRef) String() string { return fmt.Sprintf("%s, document %d", r.fil
 // without the directory) is valid.
 func CheckDefinitions(c *Catalog, defs []Definition) error {
 	if len(defs) == 0 {
-		return nil
+		return errors.Join(checkTenantRoles(c, map[string]bool{})...)
 	}
 	var errs []error
 	report := func(ref objectRef, obj *unstructured.Unstructured, list field.ErrorList) {
@@ -333,6 +333,8 @@ func CheckDefinitions(c *Catalog, defs []Definition) error {
 		}
 	}
 
+	errs = append(errs, checkTenantRoles(c, plurals)...)
+
 	// Policies match only this catalog's kinds; bindings bind this
 	// catalog's policies.
 	for _, t := range all {
@@ -354,6 +356,19 @@ func CheckDefinitions(c *Catalog, defs []Definition) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkTenantRoles checks that applications' tenant roles name only the
+// plurals of the catalog's own ApplicationDefinitions.
+func checkTenantRoles(c *Catalog, plurals map[string]bool) []error {
+	var errs []error
+	for i, app := range c.Applications {
+		p := field.NewPath("applications").Index(i).Child("tenantRoles")
+		for _, e := range CheckTenantRoleRules(p, app.TenantRoles, plurals) {
+			errs = append(errs, fmt.Errorf("%s: %s", CatalogFile, e.Error()))
+		}
+	}
+	return errs
 }
 
 // checkMetadata checks metadata.name and metadata.namespace.

@@ -175,6 +175,8 @@ func validateApplications(c *Catalog, libPaths map[string]bool) field.ErrorList 
 		if libPaths[app.Chart] {
 			errs = append(errs, field.Invalid(p.Child("chart"), app.Chart, "is a library: Helm cannot install a library chart; point the application at an application chart"))
 		}
+		errs = append(errs, CheckApplicationRules(p.Child("rules"), app.Rules)...)
+		errs = append(errs, CheckTenantRoleRules(p.Child("tenantRoles"), app.TenantRoles, nil)...)
 		if app.Kind == "" {
 			continue
 		}

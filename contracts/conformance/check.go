@@ -82,6 +82,9 @@ func Check(src *Source, opts Options) (*Report, error) {
 		return nil, err
 	}
 	r.add(checkK5(charts, helpers, opts.PlatformVersion, contract)...)
+	rights, skipped := checkApplicationRights(src, charts)
+	r.add(rights...)
+	r.Skipped = append(r.Skipped, skipped...)
 	r.sort()
 	return r, nil
 }

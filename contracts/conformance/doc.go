@@ -20,6 +20,12 @@
 // variables, range, with, index, dict and list, toYaml/fromYaml, and the
 // defines they include, from the chart and its dependencies).
 //
+// K4-application-rights renders each application chart as Helm installs it
+// (k4rights.go: its defaults and K2 values, its crds/) and checks every
+// object against what the release's installer may create: namespaced, in
+// the release's namespace, of a resource the application's rules in
+// catalog.yaml grant with the verbs Helm uses.
+//
 // The checks read only this module's embedded contract files, so a result
 // depends on the catalog, the platform version and the contracts module's
 // version alone (Report.ContractDigest names the snapshot).

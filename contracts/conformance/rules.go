@@ -34,6 +34,7 @@ var Rules = []Rule{
 	{"K4-platform-keys", "K4", "a values schema admits _cluster and _namespace as open objects ({\"type\": \"object\"})"},
 	{"K4-dependency-key", "K4", "a values schema admits each dependency's key (alias, else name)"},
 	{"K4-unquoted-string", "K4", "templates print no free string of the values (a string whose schema has no pattern or enum) raw: through quote, toJson, or toYaml/int of a typed value"},
+	{"K4-application-rights", "K4", "every object an application chart renders with its defaults is namespaced, in the release's namespace, and of a resource applications[].rules grant with the verbs Helm uses"},
 	{"K4-key-removed", "K4", "no key of the previous catalog version's values schema is removed"},
 	{"K4-key-renamed", "K4", "no key of the previous catalog version's values schema is renamed"},
 	{"K5-pin", "K5", "a chart that includes cozy-lib helpers depends on cozy-lib from an oci:// repository at one exact version"},

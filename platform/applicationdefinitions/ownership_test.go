@@ -84,54 +84,48 @@ func TestTenantNamespacesAreUnique(t *testing.T) {
 	refused("tenant-xthree", "y", "tenant-xthree-y", "tenant-root", "xthree-y")
 }
 
-var spaces = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "spaces"}
-
 // Two application kinds whose charts render an object of the same name:
-// Space, a copy of the Tenant kind with an empty release prefix, renders
-// for Space q the namespace tenant-q that Tenant q owns. The second
-// install fails, the Space says Conflict naming the namespace, the release
-// and the Tenant behind it, and is never Ready; the namespace stays the
-// Tenant's, also after the Space is deleted (issue 13).
+// Stall and Booth install the same chart, which renders the ConfigMap
+// "board" in the application's namespace. The second install fails, the
+// Booth says Conflict naming the ConfigMap, the release and the Stall
+// behind it, and is never Ready; the ConfigMap stays the Stall's, also
+// after the Booth is deleted (issue 13). (Until issue 14 this was a Space
+// rendering a Tenant's namespace; application charts now install with the
+// tenant's installer, which cannot even read a namespace.)
 func TestApplicationsNeverTakeEachOthersObjects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	c, dyn := setupPlatform(t, ctx)
-	tenantAD := &v1alpha1.ApplicationDefinition{}
-	if err := c.Get(ctx, client.ObjectKey{Name: "tenant"}, tenantAD); err != nil {
-		t.Fatal(err)
-	}
-	space := &v1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: "space"}, Spec: *tenantAD.Spec.DeepCopy()}
-	space.Spec.Application.Kind, space.Spec.Application.Singular, space.Spec.Application.Plural = "Space", "space", "spaces"
-	space.Spec.Release.Prefix = ""
-	space.Spec.Dashboard = nil
-	if err := c.Create(ctx, space); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), space) })
-
+	publishTestCatalog(t, ctx, c)
 	if err := createTenant(ctx, dyn)("tenant-root", "q", map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
 	waitProjected(t, ctx, c, "tenant-q", "q", map[string]any{"host": "q.example.org", "monitoring": "tenant-root"})
-	owned := &corev1.Namespace{}
-	if err := c.Get(ctx, client.ObjectKey{Name: "tenant-q"}, owned); err != nil {
-		t.Fatal(err)
-	}
-
-	eventually(t, ctx, "Space q created", func() error {
-		_, err := dyn.Resource(spaces).Namespace("tenant-root").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Space", "metadata": map[string]any{"name": "q"}, "spec": map[string]any{},
-		}}, metav1.CreateOptions{})
-		return err
-	})
-	var message string
-	eventually(t, ctx, "Space q Ready=False/Conflict", func() error {
-		ready, msg, err := readyOf(ctx, dyn, spaces, "tenant-root", "q")
+	createApp(t, ctx, dyn, stalls, "tenant-q", "one")
+	eventually(t, ctx, "Stall one Ready", func() error {
+		ready, msg, err := readyOf(ctx, dyn, stalls, "tenant-q", "one")
 		if err != nil {
 			return err
 		}
-		if ready == "True/InstallSucceeded" || strings.HasPrefix(ready, "True") {
-			t.Fatalf("Space q is Ready: it took tenant-q (%s)", msg)
+		if !strings.HasPrefix(ready, "True") {
+			return fmt.Errorf("Ready %s: %s", ready, msg)
+		}
+		return nil
+	})
+	owned := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "tenant-q", Name: "board"}, owned); err != nil {
+		t.Fatal(err)
+	}
+
+	createApp(t, ctx, dyn, booths, "tenant-q", "two")
+	var message string
+	eventually(t, ctx, "Booth two Ready=False/Conflict", func() error {
+		ready, msg, err := readyOf(ctx, dyn, booths, "tenant-q", "two")
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(ready, "True") {
+			t.Fatalf("Booth two is Ready: it took the Stall's ConfigMap (%s)", msg)
 		}
 		if ready != "False/Conflict" {
 			return fmt.Errorf("Ready %s: %s", ready, msg)
@@ -139,33 +133,33 @@ func TestApplicationsNeverTakeEachOthersObjects(t *testing.T) {
 		message = msg
 		return nil
 	})
-	for _, want := range []string{`Namespace "tenant-q"`, "Helm release tenant-root/tenant-q", "application Tenant tenant-root/q"} {
+	for _, want := range []string{`ConfigMap "board"`, "Helm release tenant-q/stall-one", "application Stall tenant-q/one"} {
 		if !strings.Contains(message, want) {
 			t.Errorf("Conflict message %q lacks %q", message, want)
 		}
 	}
 	checkOwned := func(when string) {
 		t.Helper()
-		now := &corev1.Namespace{}
-		if err := c.Get(ctx, client.ObjectKey{Name: "tenant-q"}, now); err != nil {
+		now := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "tenant-q", Name: "board"}, now); err != nil {
 			t.Fatalf("%s: %v", when, err)
 		}
-		if now.UID != owned.UID || now.DeletionTimestamp != nil || now.Annotations["meta.helm.sh/release-name"] != "tenant-q" {
-			t.Errorf("%s: namespace tenant-q changed hands: %v %v", when, now.Annotations, now.DeletionTimestamp)
+		if now.UID != owned.UID || now.DeletionTimestamp != nil || now.Annotations["meta.helm.sh/release-name"] != "stall-one" {
+			t.Errorf("%s: ConfigMap board changed hands: %v %v", when, now.Annotations, now.DeletionTimestamp)
 		}
 	}
 	checkOwned("after the conflict")
-	if err := dyn.Resource(spaces).Namespace("tenant-root").Delete(ctx, "q", metav1.DeleteOptions{}); err != nil {
+	if err := dyn.Resource(booths).Namespace("tenant-q").Delete(ctx, "two", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, "Space q gone", func() error {
-		_, err := dyn.Resource(spaces).Namespace("tenant-root").Get(ctx, "q", metav1.GetOptions{})
+	eventually(t, ctx, "Booth two gone", func() error {
+		_, err := dyn.Resource(booths).Namespace("tenant-q").Get(ctx, "two", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 		return fmt.Errorf("still there: %v", err)
 	})
-	checkOwned("after the Space was deleted")
+	checkOwned("after the Booth was deleted")
 }
 
 // A Tenant whose namespace is deleted out from under it is not Ready,

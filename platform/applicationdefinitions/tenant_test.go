@@ -12,12 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -360,17 +358,7 @@ func publishTenantChart(t *testing.T, ctx context.Context, c client.Client) {
 	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	ea := &sourcev1.ExternalArtifact{ObjectMeta: metav1.ObjectMeta{
-		Name: v1alpha1.ComponentArtifactName("platform", "tenant"), Namespace: v1alpha1.SystemNamespace}}
-	if err := c.Create(ctx, ea); err != nil {
-		t.Fatal(err)
-	}
-	ea.Status.Artifact = &art
-	apimeta.SetStatusCondition(&ea.Status.Conditions, metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionTrue,
-		Reason: meta.SucceededReason, Message: "published by the test", ObservedGeneration: ea.Generation})
-	if err := c.Status().Update(ctx, ea); err != nil {
-		t.Fatal(err)
-	}
+	publishArtifact(t, ctx, c, art, v1alpha1.ComponentArtifactName("platform", "tenant"))
 }
 
 // waitProjected waits for the tenant namespace ns, labelled as tenant name,

@@ -363,6 +363,12 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context) error {
 		Health{URL: fmt.Sprintf("https://127.0.0.1:%d/healthz", cp.Ports.ControllerManager), Mode: "https-insecure"})
 }
 
+// DefaultServiceAccount is the ServiceAccount helm-controller impersonates
+// for a HelmRelease without spec.serviceAccountName (its
+// --default-service-account): every namespace's "default", which holds no
+// rights, so such a release installs nothing.
+const DefaultServiceAccount = "default"
+
 func (cp *ControlPlane) startHelmController(ctx context.Context) error {
 	args := []string{
 		"--feature-gates=ExternalArtifact=true",
@@ -370,6 +376,10 @@ func (cp *ControlPlane) startHelmController(ctx context.Context) error {
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", cp.Ports.HelmControllerMetrics),
 		"--enable-leader-election=false",
 		"--watch-all-namespaces=true",
+		// Flux's multi-tenancy lockdown: a HelmRelease that names no
+		// ServiceAccount installs as its namespace's "default" one, which
+		// holds no rights, never as helm-controller itself.
+		"--default-service-account=" + DefaultServiceAccount,
 		"--log-level=info",
 		"--log-encoding=console",
 	}

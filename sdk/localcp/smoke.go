@@ -19,6 +19,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,6 +113,32 @@ func (s *ArtifactServer) Publish(path, revision string, data []byte) meta.Artifa
 // Close stops the server.
 func (s *ArtifactServer) Close() error { return s.server.Close() }
 
+// CreateInstaller creates, in namespace, the ServiceAccount name and a Role
+// and RoleBinding of the same name granting it every verb Helm uses on the
+// core resources given and on Secrets (Helm's release storage): the
+// identity a HelmRelease names in spec.serviceAccountName to install a
+// chart of those resources while helm-controller runs locked down
+// (DefaultServiceAccount).
+func CreateInstaller(ctx context.Context, c client.Client, namespace, name string, resources ...string) error {
+	meta := metav1.ObjectMeta{Name: name, Namespace: namespace}
+	objs := []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: meta},
+		&rbacv1.Role{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: append([]string{"secrets"}, resources...),
+			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"},
+		}}},
+		&rbacv1.RoleBinding{ObjectMeta: meta,
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}}},
+	}
+	for _, obj := range objs {
+		if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create the installer identity %s/%s: %w", namespace, name, err)
+		}
+	}
+	return nil
+}
+
 // Smoke proves that the control plane installs a Helm chart end to end: it
 // serves a one-ConfigMap chart from a local HTTP server, publishes it as an
 // ExternalArtifact (writing the status a source controller would write),
@@ -164,11 +191,17 @@ func Smoke(ctx context.Context, cfg *rest.Config, out io.Writer, timeout time.Du
 	if err := c.Status().Update(ctx, ea); err != nil {
 		return fmt.Errorf("write ExternalArtifact status: %w", err)
 	}
+	// helm-controller runs locked down (DefaultServiceAccount): a release
+	// installs only as a ServiceAccount it names.
+	if err := CreateInstaller(ctx, c, SmokeNamespace, "smoke-installer", "configmaps"); err != nil {
+		return err
+	}
 	hr := &helmv2.HelmRelease{
 		ObjectMeta: metav1.ObjectMeta{Name: "smoke", Namespace: SmokeNamespace},
 		Spec: helmv2.HelmReleaseSpec{
-			Interval: metav1.Duration{Duration: time.Minute},
-			ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.ExternalArtifactKind, Name: "smoke"},
+			ServiceAccountName: "smoke-installer",
+			Interval:           metav1.Duration{Duration: time.Minute},
+			ChartRef:           &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.ExternalArtifactKind, Name: "smoke"},
 		},
 	}
 	if err := c.Create(ctx, hr); err != nil {

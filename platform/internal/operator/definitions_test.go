@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -15,6 +17,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/operator/names"
+	"cozystack.io/platform/tenantaccess"
 )
 
 // appCatalog is a catalog of one application kind per entry of kinds
@@ -27,7 +30,19 @@ func appCatalog(t *testing.T, catalog, version string, kinds map[string]string) 
 	var charts []chart
 	for name, kind := range kinds {
 		provides += kind + ", "
-		apps += fmt.Sprintf("  - name: %s\n    chart: charts/%s\n    kind: %s\n", name, name, kind)
+		// Each kind is readable at view and writable at admin, and its
+		// chart may write ConfigMaps (contract K5, "Tenant roles").
+		apps += fmt.Sprintf(`  - name: %[1]s
+    chart: charts/%[1]s
+    kind: %[2]s
+    rules:
+      - {apiGroups: [""], resources: [configmaps], verbs: [get, list, watch, create, update, patch, delete]}
+    tenantRoles:
+      view:
+        - {apiGroups: [apps.cozystack.io], resources: [%[1]ss], verbs: [get, list, watch]}
+      admin:
+        - {apiGroups: [apps.cozystack.io], resources: [%[1]ss], verbs: [create, update, patch, delete]}
+`, name, kind)
 		charts = append(charts, chart{dir: "charts/" + name})
 	}
 	dir := writeCatalog(t, fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
@@ -191,4 +206,88 @@ func patchTag(t *testing.T, name, tag string) {
 	if err := c.Patch(ctxT(t), ps, client.MergeFrom(orig)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCatalogExtendsTenantRoles (issue 14): installing a catalog adds its
+// kinds to the platform's tenant roles, with no change to the platform: the
+// operator writes the ClusterRoles of the catalog's applications[].
+// tenantRoles and .rules, labelled for aggregation, and kube-controller-
+// manager folds them into cozy:tenant:<level> (and every level above) and
+// cozy:tenant:installer. A revision that drops the kind takes it out again.
+func TestCatalogExtendsTenantRoles(t *testing.T) {
+	start(t)
+	c := k(t)
+	if err := tenantaccess.Apply(ctxT(t), c); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, name := range []string{"gizmo", "doohickey"} {
+			_ = c.Delete(context.Background(), &v1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		}
+	})
+	// hasRule says whether ClusterRole name grants verb on resource.
+	hasRule := func(name, group, resource, verb string) (bool, error) {
+		role := &rbacv1.ClusterRole{}
+		if err := c.Get(ctxT(t), client.ObjectKey{Name: name}, role); err != nil {
+			return false, err
+		}
+		for _, r := range role.Rules {
+			if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	want := func(what string, cases map[[4]string]bool) {
+		t.Helper()
+		eventually(t, what, func() error {
+			for k, v := range cases {
+				got, err := hasRule(k[0], k[1], k[2], k[3])
+				if err != nil {
+					return err
+				}
+				if got != v {
+					return fmt.Errorf("ClusterRole %s grants %s on %s/%s: %v, want %v", k[0], k[3], k[1], k[2], got, v)
+				}
+			}
+			return nil
+		})
+	}
+
+	push(t, appCatalog(t, "roles", "1.0.0", map[string]string{"gizmo": "Gizmo"}), "e2e/roles", "1.0.0")
+	ps := ociSource("roles", "e2e/roles", "1.0.0")
+	create(t, ps)
+	waitSource(t, "roles", "Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
+	role := &rbacv1.ClusterRole{}
+	if err := c.Get(ctxT(t), client.ObjectKey{Name: "cozy:catalog:roles:tenant-view"}, role); err != nil {
+		t.Fatal(err)
+	}
+	if role.Labels[v1alpha1.TenantRoleAggregationLabel("view")] != "true" || role.Annotations[names.AnnotationPackageSource] != "roles" {
+		t.Errorf("ClusterRole %s: labels %v, annotations %v", role.Name, role.Labels, role.Annotations)
+	}
+	want("the catalog's kind in the tenant roles", map[[4]string]bool{
+		{"cozy:tenant:view", "apps.cozystack.io", "gizmos", "get"}:            true,
+		{"cozy:tenant:view", "apps.cozystack.io", "gizmos", "create"}:         false,
+		{"cozy:tenant:use", "apps.cozystack.io", "gizmos", "list"}:            true,
+		{"cozy:tenant:admin", "apps.cozystack.io", "gizmos", "create"}:        true,
+		{"cozy:tenant:super-admin", "apps.cozystack.io", "gizmos", "delete"}:  true,
+		{"cozy:tenant:super-admin", "apps.cozystack.io", "tenants", "create"}: true,
+		{"cozy:tenant:admin", "apps.cozystack.io", "tenants", "create"}:       false,
+		{"cozy:tenant:installer", "", "configmaps", "create"}:                 true,
+		{"cozy:tenant:installer", "", "secrets", "create"}:                    true,
+	})
+
+	// Version 2 ships another kind instead: gizmos leave the roles.
+	push(t, appCatalog(t, "roles", "2.0.0", map[string]string{"doohickey": "Doohickey"}), "e2e/roles", "2.0.0")
+	patchTag(t, "roles", "2.0.0")
+	want("the dropped kind out of the tenant roles", map[[4]string]bool{
+		{"cozy:tenant:view", "apps.cozystack.io", "gizmos", "get"}:        false,
+		{"cozy:tenant:admin", "apps.cozystack.io", "gizmos", "create"}:    false,
+		{"cozy:tenant:view", "apps.cozystack.io", "doohickeys", "get"}:    true,
+		{"cozy:tenant:admin", "apps.cozystack.io", "doohickeys", "patch"}: true,
+	})
+	if err := c.Delete(ctxT(t), ps); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, ps)
 }

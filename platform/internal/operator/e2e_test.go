@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -91,7 +92,7 @@ func TestAcceptance(t *testing.T) {
 	if ps.Status.Catalog.Name != "demo" || len(ps.Status.Variants) != 2 || len(ps.Status.Libraries) != 1 {
 		t.Errorf("catalog metadata not copied into status: %+v %d variants %d libraries", ps.Status.Catalog, len(ps.Status.Variants), len(ps.Status.Libraries))
 	}
-	if want := []v1alpha1.PackageApplication{{Name: "echo-tenant", Chart: "charts/echo-tenant", Kind: "Echo"}}; !slices.Equal(ps.Status.Applications, want) {
+	if want := []v1alpha1.PackageApplication{{Name: "echo-tenant", Chart: "charts/echo-tenant", Kind: "Echo"}}; !reflect.DeepEqual(ps.Status.Applications, want) {
 		t.Errorf("status.applications = %+v, want %+v", ps.Status.Applications, want)
 	}
 

@@ -21,6 +21,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -34,6 +35,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact/build"
+	"cozystack.io/contracts/conformance"
 	"cozystack.io/contracts/crds"
 	"cozystack.io/sdk/localcp"
 	"cozystack.io/tools/internal/chartlib"
@@ -147,6 +149,7 @@ type job struct {
 // row is one application in the summary table.
 type row struct {
 	kind, name, ready, version string
+	installer                  string // the identity helm-controller installed it as
 	objects                    []string
 }
 
@@ -382,6 +385,9 @@ func (j *job) createVM(ctx context.Context) error {
 func (j *job) checkObjects(ctx context.Context) error {
 	for i := range j.rows {
 		r := &j.rows[i]
+		if err := j.checkInstaller(ctx, r); err != nil {
+			return err
+		}
 		var gvr schema.GroupVersionResource
 		switch r.kind {
 		case "Tenant":
@@ -412,16 +418,44 @@ func (j *job) checkObjects(ctx context.Context) error {
 	return nil
 }
 
+// checkInstaller checks that the HelmRelease of r installs as its
+// tenant's installer ServiceAccount (contract K5, "Tenant roles"): the
+// Tenant as the parent namespace's cozy-tenant-installer, every other
+// application as its namespace's cozy-installer; helm-controller runs
+// with --default-service-account, so none installs as helm-controller.
+func (j *job) checkInstaller(ctx context.Context, r *row) error {
+	var list helmv2.HelmReleaseList
+	if err := j.c.List(ctx, &list, client.InNamespace(r.namespace()), client.MatchingLabels{
+		conformance.LabelApplicationKind: r.kind, conformance.LabelApplicationName: r.name,
+	}); err != nil {
+		return err
+	}
+	if len(list.Items) != 1 {
+		return fmt.Errorf("%s %s/%s: %d HelmReleases, want 1", r.kind, r.namespace(), r.name, len(list.Items))
+	}
+	want := v1alpha1.InstallerServiceAccount
+	if r.kind == "Tenant" {
+		want = v1alpha1.TenantInstallerServiceAccount
+	}
+	hr := list.Items[0]
+	if hr.Spec.ServiceAccountName != want {
+		return fmt.Errorf("%s %s/%s: HelmRelease %s installs as %q, want the tenant's installer %q",
+			r.kind, r.namespace(), r.name, hr.Name, hr.Spec.ServiceAccountName, want)
+	}
+	r.installer = "system:serviceaccount:" + hr.Namespace + ":" + want
+	return nil
+}
+
 // summary prints the applications the job created as a table.
 func (j *job) summary() {
 	w := tabwriter.NewWriter(j.cfg.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "KIND\tNAMESPACE\tNAME\tREADY\tCHART VERSION\tOBJECTS")
+	fmt.Fprintln(w, "KIND\tNAMESPACE\tNAME\tREADY\tCHART VERSION\tINSTALLED AS\tOBJECTS")
 	for _, r := range j.rows {
 		objs := strings.Join(r.objects, ",")
 		if objs == "" {
 			objs = "-"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.kind, r.namespace(), r.name, r.ready, r.version, objs)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.kind, r.namespace(), r.name, r.ready, r.version, r.installer, objs)
 	}
 	_ = w.Flush()
 }

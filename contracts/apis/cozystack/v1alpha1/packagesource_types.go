@@ -297,7 +297,9 @@ type PackageVariant struct {
 // component's chart, for the ApplicationDefinitions whose release.source
 // and release.component name it; the application API then installs it
 // once per object, in the tenant's namespace. A Package never installs it:
-// it has no namespace, dependencies, RBAC or values of its own.
+// it has no namespace, dependencies or values of its own. Its rights are
+// declared here (Rules, TenantRoles) and granted in every tenant namespace
+// (contract K5, k5-cozy-lib.md, "Tenant roles").
 type PackageApplication struct {
 	// Name of the application, a DNS label unique among the catalog's
 	// applications and distinct from every component name: the component
@@ -312,6 +314,61 @@ type PackageApplication struct {
 	// provides.applicationKinds.
 	// +optional
 	Kind string `json:"kind,omitempty"`
+	// Rules are what the chart may read and write in the tenant namespace
+	// it is installed in: the tenant's installer ServiceAccount
+	// (InstallerServiceAccount) holds the rules of every installed
+	// application, and helm-controller installs every application release
+	// as it. Namespaced resources only; wildcards, RBAC, Namespaces,
+	// quotas, tokens and the platform's and Flux's API groups are refused
+	// (artifact.CheckApplicationRules).
+	// +optional
+	Rules []rbacv1.PolicyRule `json:"rules,omitempty"`
+	// TenantRoles are the rights tenant users get on the application's
+	// kind and the objects it makes, by access level; each level also
+	// holds the levels below it. Rules on apps.cozystack.io may name only
+	// the catalog's own plurals (artifact.CheckTenantRoleRules).
+	// +optional
+	TenantRoles *TenantRoles `json:"tenantRoles,omitempty"`
+}
+
+// TenantRoles are policy rules by tenant access level (contract K5,
+// k5-cozy-lib.md, "Tenant roles"): the operator writes each non-empty list
+// into a ClusterRole labelled for aggregation into the platform's role of
+// that level (TenantRoleAggregationLabel), which every tenant namespace
+// binds to the groups "<tenant namespace>-<level>" of the tenant and its
+// ancestors.
+type TenantRoles struct {
+	// View is what every user of the tenant may do: read.
+	// +optional
+	View []rbacv1.PolicyRule `json:"view,omitempty"`
+	// Use adds what users of the applications need (consoles, ports).
+	// +optional
+	Use []rbacv1.PolicyRule `json:"use,omitempty"`
+	// Admin adds creating, changing and deleting applications.
+	// +optional
+	Admin []rbacv1.PolicyRule `json:"admin,omitempty"`
+	// SuperAdmin adds what only the tenant's owners may do.
+	// +optional
+	SuperAdmin []rbacv1.PolicyRule `json:"superAdmin,omitempty"`
+}
+
+// Levels returns the rules by level name ("view", "use", "admin",
+// "super-admin"), in increasing order of rights.
+func (r *TenantRoles) Levels() []TenantLevelRules {
+	if r == nil {
+		return nil
+	}
+	return []TenantLevelRules{
+		{TenantLevelView, r.View}, {TenantLevelUse, r.Use},
+		{TenantLevelAdmin, r.Admin}, {TenantLevelSuperAdmin, r.SuperAdmin},
+	}
+}
+
+// TenantLevelRules is the rules of one tenant access level.
+// +kubebuilder:object:generate=false
+type TenantLevelRules struct {
+	Level string
+	Rules []rbacv1.PolicyRule
 }
 
 // PackageComponent is one chart installed as one HelmRelease.

@@ -62,6 +62,14 @@ type Kind struct {
 	Incumbent bool
 }
 
+// TenantKind and TenantComponent name the platform's Tenant application
+// (platform/applicationdefinitions/tenant.yaml): only with release.source
+// v1alpha1.PlatformSource does it install as the Tenant chart's identity.
+const (
+	TenantKind      = "Tenant"
+	TenantComponent = "tenant"
+)
+
 // Release is how an application of the kind becomes a HelmRelease.
 type Release struct {
 	Prefix         string
@@ -71,6 +79,11 @@ type Release struct {
 	UpgradeTimeout *metav1.Duration
 	InstallRetries *int
 	UpgradeRetries *int
+	// ServiceAccountName is the ServiceAccount of the application's
+	// namespace its HelmRelease installs as (contract K5, "Tenant
+	// roles"): v1alpha1.TenantInstallerServiceAccount for the platform's
+	// own Tenant chart, v1alpha1.InstallerServiceAccount for every other.
+	ServiceAccountName string
 	// InstallDisableWait and UpgradeDisableWait skip Helm's wait.
 	InstallDisableWait bool
 	UpgradeDisableWait bool
@@ -134,6 +147,10 @@ func Compile(ad *v1alpha1.ApplicationDefinition) (*Kind, *Failure) {
 		}
 	default:
 		return nil, &Failure{Reason: v1alpha1.ReasonInvalidRelease, Message: "spec.release needs chartRef, or source and component naming a PackageSource component"}
+	}
+	k.Release.ServiceAccountName = v1alpha1.InstallerServiceAccount
+	if k.Kind == TenantKind && rel.Source == v1alpha1.PlatformSource && rel.Component == TenantComponent {
+		k.Release.ServiceAccountName = v1alpha1.TenantInstallerServiceAccount
 	}
 	if in := rel.Install; in != nil {
 		k.Release.InstallTimeout, k.Release.InstallRetries, k.Release.InstallDisableWait = in.Timeout, in.Retries, in.DisableWait

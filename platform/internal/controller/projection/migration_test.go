@@ -60,11 +60,17 @@ func TestLegacySecretMigration(t *testing.T) {
 	// A release of the legacy kind, reading the Secret. Its interval is an
 	// hour: only the watch label makes it re-render.
 	publishProbeChart(t, ns.Name)
+	// helm-controller runs locked down: the release names an identity
+	// that may write its ConfigMap.
+	if err := localcp.CreateInstaller(ctx, c, ns.Name, "probe-installer", "configmaps"); err != nil {
+		t.Fatal(err)
+	}
 	hr := &helmv2.HelmRelease{
 		ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns.Name},
 		Spec: helmv2.HelmReleaseSpec{
-			Interval: metav1.Duration{Duration: time.Hour},
-			ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.ExternalArtifactKind, Name: "probe"},
+			ServiceAccountName: "probe-installer",
+			Interval:           metav1.Duration{Duration: time.Hour},
+			ChartRef:           &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.ExternalArtifactKind, Name: "probe"},
 			ValuesFrom: []helmv2.ValuesReference{
 				{Kind: "Secret", Name: v1alpha1.ValuesName, ValuesKey: v1alpha1.ValuesKey},
 			},

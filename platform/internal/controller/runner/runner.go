@@ -1,7 +1,9 @@
 // Package runner builds cozystack-controller: one controller-runtime
 // manager (leader election on a Lease, metrics and health endpoints on
-// loopback by default) running the platform's reconcilers, today the K2
-// projection (package projection). Command cozystack-controller is its
+// loopback by default) running the platform's reconcilers: the K2
+// projection (package projection) and the tenant roles (package
+// tenantrbac, with the cluster-wide roles of platform/tenantaccess applied
+// at start). Command cozystack-controller is its
 // flags and a call to Run.
 package runner
 
@@ -17,15 +19,18 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/controller/projection"
+	"cozystack.io/platform/internal/controller/tenantrbac"
 	"cozystack.io/platform/internal/health"
 	"cozystack.io/platform/internal/install"
 	"cozystack.io/platform/internal/kubeconfig"
+	"cozystack.io/platform/tenantaccess"
 )
 
 // Options are the command-line options of cozystack-controller.
@@ -142,9 +147,22 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 			return nil, err
 		}
 	}
+	// The tenant roles and installer identities exist before any tenant
+	// namespace is bound to them.
+	direct, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return nil, err
+	}
+	if err := tenantaccess.Apply(ctx, direct); err != nil {
+		return nil, fmt.Errorf("install the tenant roles: %w", err)
+	}
+	cacheOpts := projection.CacheOptions()
+	for obj, by := range tenantrbac.CacheByObject() {
+		cacheOpts.ByObject[obj] = by
+	}
 	mo := ctrl.Options{
 		Scheme:                        Scheme(),
-		Cache:                         projection.CacheOptions(),
+		Cache:                         cacheOpts,
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
 		LeaderElection:                o.LeaderElect,
@@ -168,6 +186,9 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 	}
 	if err := projection.Setup(mgr, o.Projection); err != nil {
 		return nil, fmt.Errorf("set up the K2 projection: %w", err)
+	}
+	if err := tenantrbac.Setup(mgr); err != nil {
+		return nil, fmt.Errorf("set up the tenant roles: %w", err)
 	}
 	// Ready once the informers have synced: before that, a status computed
 	// from an empty cache would report every namespace as lagging.

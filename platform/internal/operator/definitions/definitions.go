@@ -58,6 +58,9 @@ var Kinds = []schema.GroupVersionKind{
 	{Group: "cozystack.io", Version: "v1alpha1", Kind: "ApplicationDefinition"},
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"},
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding"},
+	// Written by the operator from catalog.yaml (Roles), never read from
+	// a definitions layer (artifact.CheckDefinitions refuses them there).
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"},
 }
 
 // ConflictError lists objects of the revision that exist and belong to

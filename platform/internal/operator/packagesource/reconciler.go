@@ -42,6 +42,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -164,7 +165,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			if errors.Is(err, errConflict) {
 				result.Kind, result.Reason = status.KindStalled, v1alpha1.ReasonConflict
 			}
-		} else if res, err := definitions.Install(ctx, r.Client, ps.Name, definitions.Rebind(served.DefinitionObjects(), served.Catalog.Name, ps.Name)); err != nil {
+		} else if objs, err := installObjects(served, ps.Name); err != nil {
+			result = status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonInvalidArtifact,
+				Message: fmt.Sprintf("the rights %s declares for its applications: %v", served.Revision(), err)}
+		} else if res, err := definitions.Install(ctx, r.Client, ps.Name, objs); err != nil {
 			result = status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonProgressing,
 				Message: fmt.Sprintf("installing the ApplicationDefinitions of %s: %v", served.Revision(), err)}
 			var conflict *definitions.ConflictError
@@ -450,4 +454,16 @@ func (r *Reconciler) event(ps *v1alpha1.PackageSource, res status.Result) {
 		typ = corev1.EventTypeNormal
 	}
 	r.Recorder.Eventf(ps, nil, typ, res.Reason, "Pull", "%s", res.Message)
+}
+
+// installObjects are what the served revision installs beside its charts:
+// its definitions, pointed at PackageSource source, and the ClusterRoles
+// of the rights it declares for its applications (definitions.Roles).
+func installObjects(served *artifact.Artifact, source string) ([]*unstructured.Unstructured, error) {
+	defs := definitions.Rebind(served.DefinitionObjects(), served.Catalog.Name, source)
+	roles, err := definitions.Roles(served.Catalog, source, defs)
+	if err != nil {
+		return nil, err
+	}
+	return append(defs, roles...), nil
 }

@@ -136,6 +136,9 @@ func ToHelmRelease(k *kinds.Kind, app *unstructured.Unstructured) (*helmv2.HelmR
 				Namespace:  k.Release.ChartRef.Namespace,
 			},
 			Interval: metav1.Duration{Duration: ReleaseInterval},
+			// helm-controller installs as the tenant's installer, never
+			// as itself (contract K5, "Tenant roles").
+			ServiceAccountName: k.Release.ServiceAccountName,
 			ValuesFrom: []helmv2.ValuesReference{{
 				Kind: "ConfigMap", Name: ClusterValuesConfigMap, ValuesKey: ClusterValuesKey,
 			}},
@@ -300,6 +303,8 @@ func status(hr *helmv2.HelmRelease, hooks statusHooks) map[string]any {
 	var conds []any
 	ready := apimeta.FindStatusCondition(hr.Status.Conditions, meta.ReadyCondition)
 	if c := conflictCondition(ready, hr.Namespace, hooks.describe); c != nil {
+		ready = c
+	} else if c := forbiddenCondition(ready, hr.Namespace); c != nil {
 		ready = c
 	} else if ready != nil && ready.Status == metav1.ConditionTrue && hooks.missing != nil {
 		if msg := hooks.missing(hr); msg != "" {

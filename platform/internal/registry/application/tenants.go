@@ -11,15 +11,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/apiserver/kinds"
 )
 
 // labelParent is the tenant chart's label naming a tenant namespace's
 // parent namespace.
-const labelParent = "namespace.cozystack.io/parent"
+const labelParent = v1alpha1.LabelParent
 
 // TenantKind is the platform's own kind whose applications own a
 // namespace each (platform/applicationdefinitions/tenant.yaml).
-const TenantKind = "Tenant"
+const TenantKind = kinds.TenantKind
 
 // RootTenantNamespace is the namespace of the root tenant.
 const RootTenantNamespace = "tenant-root"

@@ -1,0 +1,72 @@
+package v1alpha1
+
+// Tenant access (contract K5, k5-cozy-lib.md, "Tenant roles"): the names a
+// cluster operator maps an identity provider's groups onto, the
+// ClusterRoles catalogs aggregate into, and the identities application
+// releases install as. The names of the groups and roles are those of the
+// system we follow, so an existing identity provider setup keeps working.
+
+// Tenant access levels, in increasing order of rights. A user in group
+// "<tenant namespace>-<level>" holds that level in the tenant and in every
+// tenant below it.
+const (
+	TenantLevelView       = "view"
+	TenantLevelUse        = "use"
+	TenantLevelAdmin      = "admin"
+	TenantLevelSuperAdmin = "super-admin"
+)
+
+// TenantLevels are the access levels in increasing order of rights.
+var TenantLevels = []string{TenantLevelView, TenantLevelUse, TenantLevelAdmin, TenantLevelSuperAdmin}
+
+// TenantRoleName is the platform's ClusterRole of a level, bound in every
+// tenant namespace: "cozy:tenant:<level>". Its rules are aggregated from
+// every ClusterRole labelled TenantRoleAggregationLabel(level), and it is
+// itself labelled into the levels above.
+func TenantRoleName(level string) string { return "cozy:tenant:" + level }
+
+// TenantRoleAggregationLabel is the label (value "true") that folds a
+// ClusterRole into TenantRoleName(level):
+// "rbac.cozystack.io/aggregate-to-tenant-<level>".
+func TenantRoleAggregationLabel(level string) string {
+	return "rbac.cozystack.io/aggregate-to-tenant-" + level
+}
+
+// TenantGroup is the group whose members hold level in tenant namespace
+// ns: "<ns>-<level>", e.g. "tenant-acme-admin".
+func TenantGroup(ns, level string) string { return ns + "-" + level }
+
+const (
+	// InstallerServiceAccount is the ServiceAccount of every tenant
+	// namespace that application releases install as (their HelmRelease's
+	// spec.serviceAccountName). It holds InstallerRoleName there.
+	InstallerServiceAccount = "cozy-installer"
+	// InstallerRoleName is the ClusterRole, bound in every tenant
+	// namespace to InstallerServiceAccount, whose rules are aggregated
+	// from every ClusterRole labelled InstallerAggregationLabel: the
+	// applications' declared rules (PackageApplication.Rules) and what
+	// Helm needs to store a release.
+	InstallerRoleName = "cozy:tenant:installer"
+	// InstallerAggregationLabel (value "true") folds a ClusterRole into
+	// InstallerRoleName.
+	InstallerAggregationLabel = "rbac.cozystack.io/aggregate-to-tenant-installer"
+	// TenantInstallerServiceAccount is the ServiceAccount of every tenant
+	// namespace that the releases of its child Tenants install as: it may
+	// create, change and delete only the namespaces of child tenants of
+	// its own namespace and their ResourceQuotas (a ClusterRole, narrowed
+	// by a ValidatingAdmissionPolicy; platform/tenantaccess).
+	TenantInstallerServiceAccount = "cozy-tenant-installer"
+)
+
+// LabelParent is the tenant chart's label naming a tenant namespace's
+// parent tenant namespace (absent on tenant-root). Only the parent's
+// Tenant chart identity may set it (TenantInstallerServiceAccount), so
+// the chain of parents is the tenant tree that tenant roles follow.
+const LabelParent = "namespace.cozystack.io/parent"
+
+// PlatformSource is the PackageSource of the platform's own catalog
+// (platform/catalog.yaml). The Tenant application it publishes
+// (release.source "platform", release.component "tenant") is the one
+// application whose releases install as TenantInstallerServiceAccount;
+// every other application installs as InstallerServiceAccount.
+const PlatformSource = "platform"

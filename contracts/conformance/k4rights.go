@@ -1,0 +1,537 @@
+package conformance
+
+// K4-application-rights: an application chart renders only what its
+// release may create. Every application release installs as its tenant's
+// installer ServiceAccount (v1alpha1.InstallerServiceAccount), which holds,
+// through a RoleBinding in the tenant namespace, the rules the installed
+// catalogs declare in applications[].rules (artifact.CheckApplicationRules)
+// and what Helm needs to store a release. So an object the chart renders
+// fails the install with "forbidden" when it is cluster-scoped, in
+// another namespace, or of a resource the rules do not grant with the
+// verbs Helm uses.
+//
+// The rule renders each application chart as Helm would install it: its
+// default values (values.yaml and its dependencies') with the K2 values of
+// exampleK2, in namespace rightsNamespace, without a cluster (lookup finds
+// nothing, Capabilities are Helm's defaults), and the CRDs of its crds/
+// directories, which Helm creates first. A kind maps to its resource and
+// scope through Kubernetes' built-in types (client-go's scheme, with the
+// cluster-scoped kinds of clusterScopedKinds) and the CRDs the catalog's
+// charts ship in crds/; a kind neither knows is checked with the plural
+// Kubernetes would guess, and reported. Branches the defaults do not take
+// are not rendered: a kind only they render is the catalog's tests' to
+// cover (sdk/charttest renders every case against a real API server).
+//
+// The platform's own Tenant application (v1alpha1.PlatformSource,
+// component "tenant") installs as v1alpha1.TenantInstallerServiceAccount,
+// with rights the platform grants itself, and is not checked.
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/artifact"
+)
+
+// rightsRule is the rule's ID.
+const rightsRule = "K4-application-rights"
+
+// rightsNamespace is the tenant namespace the rule renders releases in.
+const rightsNamespace = "tenant-example"
+
+// platformTenantApp and platformTenantKind name the application of the
+// platform's catalog that installs as the Tenant chart's identity
+// (platform/catalog.yaml).
+const (
+	platformTenantApp  = "tenant"
+	platformTenantKind = "Tenant"
+)
+
+// helmVerbs are the verbs a release's installer needs on every resource
+// its chart renders: Helm reads the object (get; list and watch to wait
+// for it), creates it, patches or replaces it on upgrade and deletes it on
+// uninstall.
+var helmVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+
+// exampleK2 returns _cluster and _namespace as cozystack-controller
+// projects them into a tenant namespace from a ClusterValues holding its
+// required fields and defaults (valid under k2-cluster-values.schema.json;
+// a test checks it). Each call returns a fresh copy.
+func exampleK2() map[string]any {
+	return map[string]any{
+		"_cluster": map[string]any{
+			"root-host":                          "example.org",
+			"api-server-endpoint":                "https://api.example.org:6443",
+			"cluster-domain":                     "cozy.local",
+			"expose-ingress":                     "tenant-root",
+			"issuer-name":                        "letsencrypt-prod",
+			"clusterissuer":                      "http01",
+			"oidc-enabled":                       "false",
+			"gateway-api":                        "false",
+			"gateway-class-name":                 "cilium",
+			"cpu-allocation-ratio":               "10",
+			"memory-allocation-ratio":            "1",
+			"ephemeral-storage-allocation-ratio": "40",
+		},
+		"_namespace": map[string]any{"host": "example.example.org"},
+	}
+}
+
+// clusterScopedKinds are Kubernetes' built-in cluster-scoped kinds
+// (`kubectl api-resources --namespaced=false`); every other built-in kind
+// is namespaced.
+var clusterScopedKinds = map[schema.GroupKind]bool{
+	{Kind: "Namespace"}: true, {Kind: "Node"}: true, {Kind: "PersistentVolume"}: true, {Kind: "ComponentStatus"}: true,
+	{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:     true,
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}:   true,
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:        true,
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}: true,
+	{Group: "admissionregistration.k8s.io", Kind: "MutatingAdmissionPolicy"}:          true,
+	{Group: "admissionregistration.k8s.io", Kind: "MutatingAdmissionPolicyBinding"}:   true,
+	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}:                 true,
+	{Group: "apiregistration.k8s.io", Kind: "APIService"}:                             true,
+	{Group: "authentication.k8s.io", Kind: "TokenReview"}:                             true,
+	{Group: "authentication.k8s.io", Kind: "SelfSubjectReview"}:                       true,
+	{Group: "authorization.k8s.io", Kind: "SubjectAccessReview"}:                      true,
+	{Group: "authorization.k8s.io", Kind: "SelfSubjectAccessReview"}:                  true,
+	{Group: "authorization.k8s.io", Kind: "SelfSubjectRulesReview"}:                   true,
+	{Group: "certificates.k8s.io", Kind: "CertificateSigningRequest"}:                 true,
+	{Group: "certificates.k8s.io", Kind: "ClusterTrustBundle"}:                        true,
+	{Group: "flowcontrol.apiserver.k8s.io", Kind: "FlowSchema"}:                       true,
+	{Group: "flowcontrol.apiserver.k8s.io", Kind: "PriorityLevelConfiguration"}:       true,
+	{Group: "internal.apiserver.k8s.io", Kind: "StorageVersion"}:                      true,
+	{Group: "networking.k8s.io", Kind: "IngressClass"}:                                true,
+	{Group: "networking.k8s.io", Kind: "IPAddress"}:                                   true,
+	{Group: "networking.k8s.io", Kind: "ServiceCIDR"}:                                 true,
+	{Group: "node.k8s.io", Kind: "RuntimeClass"}:                                      true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:                         true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:                  true,
+	{Group: "resource.k8s.io", Kind: "DeviceClass"}:                                   true,
+	{Group: "resource.k8s.io", Kind: "ResourceSlice"}:                                 true,
+	{Group: "resource.k8s.io", Kind: "DeviceTaintRule"}:                               true,
+	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:                               true,
+	{Group: "storage.k8s.io", Kind: "StorageClass"}:                                   true,
+	{Group: "storage.k8s.io", Kind: "VolumeAttachment"}:                               true,
+	{Group: "storage.k8s.io", Kind: "CSIDriver"}:                                      true,
+	{Group: "storage.k8s.io", Kind: "CSINode"}:                                        true,
+	{Group: "storage.k8s.io", Kind: "VolumeAttributesClass"}:                          true,
+	{Group: "storagemigration.k8s.io", Kind: "StorageVersionMigration"}:               true,
+}
+
+// kindInfo is what the rule needs of a kind: its resource and scope.
+type kindInfo struct {
+	resource      string
+	clusterScoped bool
+}
+
+// kindMapper maps the kinds a catalog's charts render to their resource
+// and scope, whatever their version (both are the same in every version of
+// a kind).
+type kindMapper map[schema.GroupKind]kindInfo
+
+// builtinMapper knows Kubernetes' built-in kinds: the objects of
+// client-go's scheme, and CustomResourceDefinition and APIService, which
+// it leaves out. Their resources are the plurals Kubernetes derives from
+// their kinds (meta.UnsafeGuessKindToResource, as the API server's own
+// RESTMapper for built-in types).
+func builtinMapper() kindMapper {
+	m := kindMapper{}
+	objectType := reflect.TypeFor[metav1.Object]()
+	add := func(gvk schema.GroupVersionKind) {
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		m[gvk.GroupKind()] = kindInfo{resource: plural.Resource, clusterScoped: clusterScopedKinds[gvk.GroupKind()]}
+	}
+	for gvk, t := range scheme.Scheme.AllKnownTypes() {
+		if gvk.Version != runtime.APIVersionInternal && reflect.PointerTo(t).Implements(objectType) {
+			add(gvk)
+		}
+	}
+	add(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	add(schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"})
+	return m
+}
+
+// newKindMapper knows Kubernetes' built-in kinds and the kinds of the
+// CRDs every chart of the catalog (and its dependencies) ships in crds/.
+func newKindMapper(charts map[string]*chart.Chart) kindMapper {
+	m := builtinMapper()
+	for _, p := range slices.Sorted(maps.Keys(charts)) {
+		for _, crd := range chartCRDs(charts[p]) {
+			gk := schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
+			m[gk] = kindInfo{resource: crd.Spec.Names.Plural, clusterScoped: crd.Spec.Scope == apiextensionsv1.ClusterScoped}
+		}
+	}
+	return m
+}
+
+// mapping returns the resource and scope of gvk, ok false when the kind is
+// neither built-in nor of a catalog's CRD.
+func (m kindMapper) mapping(gvk schema.GroupVersionKind) (resource string, clusterScoped, ok bool) {
+	k, ok := m[gvk.GroupKind()]
+	return k.resource, k.clusterScoped, ok
+}
+
+// chartCRDs decodes the CustomResourceDefinitions in the crds/
+// directories of c and its dependencies; other documents are skipped.
+func chartCRDs(c *chart.Chart) []*apiextensionsv1.CustomResourceDefinition {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range c.CRDObjects() {
+		docs, _ := decodeDocuments(f.File.Data)
+		for _, d := range docs {
+			if d.GetKind() != "CustomResourceDefinition" || d.GetAPIVersion() != apiextensionsv1.SchemeGroupVersion.String() {
+				continue
+			}
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(d.Object, crd) == nil && crd.Spec.Names.Kind != "" {
+				out = append(out, crd)
+			}
+		}
+	}
+	return out
+}
+
+// renderedObject is one object a chart renders.
+type renderedObject struct {
+	// file is the template that rendered it, or the CRD file, relative to
+	// the catalog.
+	file string
+	obj  map[string]any
+}
+
+func (o renderedObject) meta() (gvk schema.GroupVersionKind, name, namespace string) {
+	apiVersion, _ := o.obj["apiVersion"].(string)
+	kind, _ := o.obj["kind"].(string)
+	md, _ := o.obj["metadata"].(map[string]any)
+	name, _ = md["name"].(string)
+	namespace, _ = md["namespace"].(string)
+	return schema.FromAPIVersionAndKind(apiVersion, kind), name, namespace
+}
+
+// checkApplicationRights applies the rule to every application of the
+// catalog; skipped says which applications it left out, and why.
+func checkApplicationRights(src *Source, charts chartSet) (out []Finding, skipped []string) {
+	cat := src.Catalog
+	if cat == nil || len(cat.Applications) == 0 {
+		return nil, nil
+	}
+	mapper := newKindMapper(src.Charts)
+	for i, app := range cat.Applications {
+		c := charts.get(app.Chart)
+		if c == nil {
+			continue // CAT-chart reported it
+		}
+		if cat.Name == v1alpha1.PlatformSource && app.Name == platformTenantApp && app.Kind == platformTenantKind {
+			skipped = append(skipped, fmt.Sprintf("%s: applications[%d] (%s) is the platform's Tenant chart, which installs as %s with the rights the platform grants it, not applications[].rules",
+				rightsRule, i, app.Name, v1alpha1.TenantInstallerServiceAccount))
+			continue
+		}
+		fs, err := applicationRights(i, app, c, mapper)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: applications[%d] (%s): the chart does not render with its default values and the K2 values, so the objects it creates are not checked against applications[%d].rules: %v",
+				rightsRule, i, app.Name, i, err))
+		}
+		out = append(out, fs...)
+	}
+	return out, skipped
+}
+
+// applicationRights checks application i, whose chart is c: one finding
+// per object out of the release's reach, and one per resource the rules
+// do not grant, at the first object of it, naming every such object.
+// A chart that does not render is the error (the template rules and
+// Helm's own errors say why; an object created from the schema's defaults
+// fails the same way).
+func applicationRights(i int, app v1alpha1.PackageApplication, c *loadedChart, mapper kindMapper) ([]Finding, error) {
+	at := fmt.Sprintf("applications[%d].rules", i)
+	objs, err := renderChart(c, app.Name+"-example")
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	// gaps are the resources the rules do not grant, in order of first
+	// object, each with the objects that need it.
+	type gap struct {
+		at       Finding
+		gvk      schema.GroupVersionKind
+		resource string
+		known    bool
+		missing  []string
+		objects  []string
+	}
+	var gaps []*gap
+	byResource := map[schema.GroupResource]*gap{}
+	for _, o := range objs {
+		gvk, name, ns := o.meta()
+		f := Finding{RuleID: rightsRule, Severity: Error, File: o.file, Line: kindLine(c, o.file, gvk.Kind), Path: gvk.Kind + "/" + name}
+		if gvk.Kind == "" || gvk.Version == "" {
+			f.Message = fmt.Sprintf("the chart of application %s renders a document without apiVersion or kind (%s): Helm cannot install it", app.Name, f.Path)
+			f.Fix = "give every document of the template apiVersion and kind, or render nothing"
+			out = append(out, f)
+			continue
+		}
+		object := fmt.Sprintf("%s %s (%s)", gvk.Kind, name, gvk.GroupVersion())
+		resource, clusterScoped, known := mapper.mapping(gvk)
+		switch {
+		case clusterScoped:
+			f.Message = fmt.Sprintf("the chart of application %s renders %s, which is cluster-scoped: an application release installs as the tenant's installer ServiceAccount (%s), which holds rights in its tenant namespace only, so the install fails with forbidden",
+				app.Name, object, v1alpha1.InstallerServiceAccount)
+			f.Fix = "remove it from the application chart: cluster-wide objects belong in a component of a variant (privileged, with clusterRules), installed once by a Package"
+			out = append(out, f)
+			continue
+		case ns != "" && ns != rightsNamespace:
+			f.Message = fmt.Sprintf("the chart of application %s renders %s in namespace %s: the release's installer holds rights in the release's namespace only, so the install fails with forbidden",
+				app.Name, object, ns)
+			f.Fix = "leave metadata.namespace out, or set it to {{ .Release.Namespace }}"
+			out = append(out, f)
+		}
+		if !known {
+			guess, _ := meta.UnsafeGuessKindToResource(gvk)
+			resource = guess.Resource
+		}
+		gr := schema.GroupResource{Group: gvk.Group, Resource: resource}
+		if g := byResource[gr]; g != nil {
+			g.objects = append(g.objects, gvk.Kind+" "+name)
+			continue
+		}
+		missing := missingVerbs(app.Rules, gvk.Group, resource)
+		if len(missing) == 0 && known {
+			continue
+		}
+		g := &gap{at: f, gvk: gvk, resource: resource, known: known, missing: missing, objects: []string{gvk.Kind + " " + name}}
+		byResource[gr] = g
+		gaps = append(gaps, g)
+	}
+	for _, g := range gaps {
+		f := g.at
+		objects := fmt.Sprintf("%s (%s)", strings.Join(g.objects, ", "), g.gvk.GroupVersion())
+		want := rbacv1.PolicyRule{APIGroups: []string{g.gvk.Group}, Resources: []string{g.resource}, Verbs: helmVerbs}
+		refused := artifact.CheckApplicationRules(field.NewPath(at), []rbacv1.PolicyRule{want})
+		switch {
+		case len(g.missing) == 0: // covered, by a guessed resource
+			f.Severity = Warning
+			f.Message = fmt.Sprintf("the chart of application %s renders %s, a kind that is neither Kubernetes' nor of a CRD the catalog's charts ship in crds/: %s grant its guessed resource %s, but its real resource and scope are unknown",
+				app.Name, objects, at, g.resource)
+			f.Fix = fmt.Sprintf("check that %s is the kind's plural (its CRD's spec.names.plural) and that the kind is namespaced; ship the CRD in the crds/ of the catalog's operator chart so that this check knows it", g.resource)
+		case len(refused) > 0:
+			f.Message = fmt.Sprintf("the chart of application %s renders %s, and no catalog may grant an application %s/%s (%v %s), so the install fails with forbidden",
+				app.Name, objects, groupName(g.gvk.Group), g.resource, refused[0].BadValue, refused[0].Detail)
+			f.Fix = fmt.Sprintf("render no %s in the application chart: let the application's operator create it, or move it to a component of a variant", g.gvk.Kind)
+		default:
+			how := "do not grant " + g.resource
+			if len(g.missing) < len(helmVerbs) {
+				how = fmt.Sprintf("grant %s without the verbs %s", g.resource, strings.Join(g.missing, ", "))
+			}
+			unknown := ""
+			if !g.known {
+				unknown = fmt.Sprintf(" (a kind neither Kubernetes' nor of a CRD the catalog ships: its resource is guessed as %s)", g.resource)
+			}
+			f.Message = fmt.Sprintf("the chart of application %s renders %s%s, and %s %s: the release installs as the tenant's installer ServiceAccount (%s), which holds only the rules catalogs declare, so the install fails with forbidden",
+				app.Name, objects, unknown, at, how, v1alpha1.InstallerServiceAccount)
+			f.Fix = fmt.Sprintf("add %s to %s in catalog.yaml", ruleYAML(want), at)
+			if !g.known {
+				f.Fix += fmt.Sprintf(", with the kind's real plural if it is not %s (ship its CRD in the crds/ of an operator chart so that this check knows it)", g.resource)
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// groupName names an API group in messages: "core" for "".
+func groupName(g string) string {
+	if g == "" {
+		return "core"
+	}
+	return g
+}
+
+// missingVerbs returns the verbs of helmVerbs that no rule grants on
+// group/resource. A rule restricted to resourceNames grants nothing here:
+// create cannot be restricted by name.
+func missingVerbs(rules []rbacv1.PolicyRule, group, resource string) []string {
+	granted := map[string]bool{}
+	for _, r := range rules {
+		if len(r.ResourceNames) > 0 || !(slices.Contains(r.APIGroups, group) || slices.Contains(r.APIGroups, "*")) ||
+			!(slices.Contains(r.Resources, resource) || slices.Contains(r.Resources, "*")) {
+			continue
+		}
+		for _, v := range r.Verbs {
+			granted[v] = true
+		}
+	}
+	var out []string
+	for _, v := range helmVerbs {
+		if !granted[v] && !granted["*"] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ruleYAML prints a rule as catalog.yaml holds it, in flow style.
+func ruleYAML(r rbacv1.PolicyRule) string {
+	groups := make([]string, len(r.APIGroups))
+	for i, g := range r.APIGroups {
+		groups[i] = g
+		if g == "" {
+			groups[i] = `""`
+		}
+	}
+	return fmt.Sprintf("{apiGroups: [%s], resources: [%s], verbs: [%s]}", strings.Join(groups, ", "), strings.Join(r.Resources, ", "), strings.Join(r.Verbs, ", "))
+}
+
+// kindLine returns the line of the template file that says "kind: <kind>",
+// when exactly one does, else 0.
+func kindLine(c *loadedChart, file, kind string) int {
+	re := regexp.MustCompile(`(?m)^\s*kind:\s*["']?` + regexp.QuoteMeta(kind) + `["']?\s*$`)
+	for _, t := range c.templates {
+		if t.file != file {
+			continue
+		}
+		if m := re.FindAllStringIndex(t.text, 2); len(m) == 1 {
+			return strings.Count(t.text[:m[0][0]], "\n") + 1
+		}
+	}
+	return 0
+}
+
+// renderChart renders a copy of c's chart as release name in
+// rightsNamespace with its defaults and exampleK2, as Helm installs it
+// (dependencies, values schema, engine), and returns the objects of its
+// crds/ then of its manifests, in file order (Helm's partials and
+// NOTES.txt left out).
+func renderChart(c *loadedChart, name string) ([]renderedObject, error) {
+	ch := copyChart(c.chart)
+	vals := exampleK2()
+	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
+		return nil, err
+	}
+	rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: name, Namespace: rightsNamespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := engine.Render(ch, rv)
+	if err != nil {
+		return nil, err
+	}
+	var out []renderedObject
+	for _, f := range ch.CRDObjects() {
+		docs, err := decodeDocuments(f.File.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Filename, err)
+		}
+		for _, d := range docs {
+			out = append(out, renderedObject{file: chartFile(c.path, strings.TrimPrefix(f.Filename, ch.Name()+"/")), obj: d.Object})
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(manifests)) {
+		base := key[strings.LastIndex(key, "/")+1:]
+		if strings.HasPrefix(base, "_") || base == "NOTES.txt" || strings.TrimSpace(manifests[key]) == "" {
+			continue
+		}
+		docs, err := decodeDocuments([]byte(manifests[key]))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		// key is "<chart name>/templates/x.yaml" or, for a dependency,
+		// "<chart name>/charts/<dep>/templates/x.yaml".
+		file := chartFile(c.path, strings.TrimPrefix(key, ch.Name()+"/"))
+		for _, d := range docs {
+			out = append(out, renderedObject{file: file, obj: d.Object})
+		}
+	}
+	return out, nil
+}
+
+// decodedDocument is one non-empty YAML document.
+type decodedDocument struct{ Object map[string]any }
+
+func (d decodedDocument) GetKind() string       { s, _ := d.Object["kind"].(string); return s }
+func (d decodedDocument) GetAPIVersion() string { s, _ := d.Object["apiVersion"].(string); return s }
+
+// decodeDocuments decodes the non-empty documents of a multi-document
+// YAML text.
+func decodeDocuments(data []byte) ([]decodedDocument, error) {
+	dec := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var out []decodedDocument
+	for {
+		doc, err := dec.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(doc, &m); err != nil {
+			return out, err
+		}
+		if len(m) > 0 {
+			out = append(out, decodedDocument{Object: m})
+		}
+	}
+}
+
+// copyChart returns a copy of c that rendering may change: metadata,
+// dependencies and values are copied, files are shared (read only).
+func copyChart(c *chart.Chart) *chart.Chart {
+	out := *c
+	if c.Metadata != nil {
+		md := *c.Metadata
+		md.Dependencies = make([]*chart.Dependency, len(c.Metadata.Dependencies))
+		for i, d := range c.Metadata.Dependencies {
+			dd := *d
+			md.Dependencies[i] = &dd
+		}
+		out.Metadata = &md
+	}
+	out.Values, _ = copyValue(c.Values).(map[string]any)
+	deps := make([]*chart.Chart, 0, len(c.Dependencies()))
+	for _, d := range c.Dependencies() {
+		deps = append(deps, copyChart(d))
+	}
+	out.SetDependencies(deps...)
+	return &out
+}
+
+// copyValue deep-copies the maps and lists of a decoded YAML value.
+func copyValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = copyValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = copyValue(e)
+		}
+		return out
+	}
+	return v
+}

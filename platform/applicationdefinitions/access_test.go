@@ -1,0 +1,249 @@
+package applicationdefinitions_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+)
+
+// accessRow is one request of the tenant roles table: resource (of gvr,
+// namespaced unless cluster), verb, and the least level allowed it in its
+// own tenant ("" for none: no tenant user may, whatever the level).
+type accessRow struct {
+	gvr     schema.GroupVersionResource
+	cluster bool
+	name    string // the object a get or delete names
+	verb    string
+	least   string
+}
+
+var (
+	helmReleases   = helmv2.GroupVersion.WithResource("helmreleases")
+	secretsGVR     = corev1.SchemeGroupVersion.WithResource("secrets")
+	configMapsGVR  = corev1.SchemeGroupVersion.WithResource("configmaps")
+	podsGVR        = corev1.SchemeGroupVersion.WithResource("pods")
+	packagesGVR    = v1alpha1.GroupVersion.WithResource("packages")
+	sourcesGVR     = v1alpha1.GroupVersion.WithResource("packagesources")
+	clusterValsGVR = v1alpha1.GroupVersion.WithResource("clustervalues")
+	roleBindings   = rbacv1.SchemeGroupVersion.WithResource("rolebindings")
+)
+
+// accessTable is contract K5's tenant roles ("Tenant roles",
+// k5-cozy-lib.md) as requests: application kinds (Stall, a catalog's kind),
+// child tenants, HelmReleases, Secrets, the projected values, Packages.
+var accessTable = []accessRow{
+	{gvr: stalls, verb: "get", name: "absent", least: "view"},
+	{gvr: stalls, verb: "list", least: "view"},
+	{gvr: stalls, verb: "create", least: "admin"},
+	{gvr: stalls, verb: "delete", name: "absent", least: "admin"},
+	{gvr: tenants, verb: "get", name: "absent", least: "view"},
+	{gvr: tenants, verb: "list", least: "view"},
+	{gvr: tenants, verb: "create", least: "super-admin"},
+	{gvr: tenants, verb: "delete", name: "absent", least: "super-admin"},
+	{gvr: podsGVR, verb: "list", least: "view"},
+	{gvr: secretsGVR, verb: "list", least: "use"},
+	{gvr: secretsGVR, verb: "get", name: "absent", least: "use"},
+	{gvr: secretsGVR, verb: "create"},
+	{gvr: secretsGVR, verb: "delete", name: "absent"},
+	{gvr: helmReleases, verb: "get", name: "absent"},
+	{gvr: helmReleases, verb: "list"},
+	{gvr: helmReleases, verb: "create"},
+	{gvr: configMapsGVR, verb: "get", name: v1alpha1.ValuesName},
+	{gvr: configMapsGVR, verb: "list"},
+	{gvr: roleBindings, verb: "create"},
+	{gvr: packagesGVR, cluster: true, verb: "list"},
+	{gvr: packagesGVR, cluster: true, verb: "create"},
+	{gvr: sourcesGVR, cluster: true, verb: "list"},
+	{gvr: clusterValsGVR, cluster: true, verb: "get", name: v1alpha1.ClusterValuesName},
+}
+
+// levelRank orders the levels: view 0 ... super-admin 3; "" is -1.
+func levelRank(level string) int { return slices.Index(v1alpha1.TenantLevels, level) }
+
+// TestTenantRoles (issue 14): users in each of the four groups of tenant
+// acme, of its parent (the root), of its child (acme's dev) and of a
+// sibling (other) send every request of accessTable into acme's
+// namespace, its child's and the sibling's, impersonated against the real
+// API servers (kube-apiserver's RBAC, and cozystack-api for the
+// application kinds, which asks kube-apiserver). A request is allowed
+// exactly when the user's tenant is the target's or an ancestor of it and
+// the user's level is at least the row's; rows with no level are refused
+// to everyone. Creates are dry runs; gets and deletes name absent objects
+// (allowed means NotFound, refused means Forbidden).
+func TestTenantRoles(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, dyn := setupPlatform(t, ctx)
+	publishTestCatalog(t, ctx, c)
+	create := createTenant(ctx, dyn)
+	for _, tn := range [][3]string{{"tenant-root", "acme", "tenant-acme"}, {"tenant-acme", "dev", "tenant-acme-dev"}, {"tenant-root", "other", "tenant-other"}} {
+		if err := create(tn[0], tn[1], map[string]any{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		waitBound(t, ctx, c, tn[2])
+	}
+	// ancestorOrSelf: the tenant namespaces whose users act in a target.
+	ancestorOrSelf := map[string][]string{
+		"tenant-acme":     {"tenant-acme", "tenant-root"},
+		"tenant-acme-dev": {"tenant-acme-dev", "tenant-acme", "tenant-root"},
+		"tenant-other":    {"tenant-other", "tenant-root"},
+	}
+	targets := []string{"tenant-acme", "tenant-acme-dev", "tenant-other"}
+	for _, home := range []string{"tenant-acme", "tenant-root", "tenant-acme-dev", "tenant-other"} {
+		for _, level := range v1alpha1.TenantLevels {
+			group := v1alpha1.TenantGroup(home, level)
+			t.Run(group, func(t *testing.T) {
+				cfg := rest.CopyConfig(env.Config)
+				cfg.Impersonate = rest.ImpersonationConfig{UserName: "user-of-" + group, Groups: []string{group, "system:authenticated"}}
+				user := dynamic.NewForConfigOrDie(cfg)
+				for _, target := range targets {
+					for _, row := range accessTable {
+						if row.cluster && target != targets[0] {
+							continue
+						}
+						want := row.least != "" && levelRank(level) >= levelRank(row.least) &&
+							(row.cluster == false && slices.Contains(ancestorOrSelf[target], home))
+						got, err := try(ctx, user, row, target)
+						if err != nil {
+							t.Errorf("%s %s in %s: unexpected error %v", row.verb, row.gvr.Resource, target, err)
+							continue
+						}
+						if got != want {
+							t.Errorf("%s %s in %s: allowed = %v, want %v", row.verb, row.gvr.Resource, target, got, want)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// try sends row's request into namespace ns and says whether it was
+// allowed: Forbidden means refused; success, NotFound (a get or delete of
+// an absent object) and Invalid (a dry-run create the API refused on its
+// merits, after authorization) mean allowed. Other errors are returned.
+func try(ctx context.Context, dyn dynamic.Interface, row accessRow, ns string) (bool, error) {
+	var ri dynamic.ResourceInterface = dyn.Resource(row.gvr).Namespace(ns)
+	if row.cluster {
+		ri = dyn.Resource(row.gvr)
+	}
+	var err error
+	switch row.verb {
+	case "get":
+		_, err = ri.Get(ctx, row.name, metav1.GetOptions{})
+	case "list":
+		_, err = ri.List(ctx, metav1.ListOptions{Limit: 1})
+	case "delete":
+		err = ri.Delete(ctx, row.name, metav1.DeleteOptions{})
+	case "create":
+		_, err = ri.Create(ctx, newObject(row.gvr), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	default:
+		return false, fmt.Errorf("verb %q", row.verb)
+	}
+	switch {
+	case apierrors.IsForbidden(err):
+		return false, nil
+	case err == nil, apierrors.IsNotFound(err), apierrors.IsInvalid(err):
+		return true, nil
+	}
+	return false, err
+}
+
+// newObject is an object of gvr to create.
+func newObject(gvr schema.GroupVersionResource) *unstructured.Unstructured {
+	kinds := map[string]string{"stalls": "Stall", "tenants": "Tenant", "secrets": "Secret", "helmreleases": "HelmRelease",
+		"rolebindings": "RoleBinding", "packages": "Package"}
+	u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "probe"}, "spec": map[string]any{}}}
+	u.SetAPIVersion(gvr.GroupVersion().String())
+	u.SetKind(kinds[gvr.Resource])
+	switch gvr.Resource {
+	case "secrets":
+		delete(u.Object, "spec")
+	case "rolebindings":
+		delete(u.Object, "spec")
+		u.Object["roleRef"] = map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"}
+	}
+	return u
+}
+
+// waitBound waits for tenant namespace ns to exist with its tenant
+// RoleBindings and installer identities (cozystack-controller's
+// tenantrbac).
+func waitBound(t *testing.T, ctx context.Context, c client.Client, ns string) {
+	t.Helper()
+	eventually(t, ctx, "tenant roles bound in "+ns, func() error {
+		for _, level := range v1alpha1.TenantLevels {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: v1alpha1.TenantRoleName(level)}, &rbacv1.RoleBinding{}); err != nil {
+				return err
+			}
+		}
+		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: v1alpha1.InstallerServiceAccount}, &corev1.ServiceAccount{})
+	})
+}
+
+// TestApplicationChartsInstallWithTheTenantsRights (issue 14): the
+// application release installs as the tenant namespace's installer, so a
+// chart that renders a ClusterRole fails with forbidden; the application
+// says Forbidden naming the ClusterRole, and nothing cluster-scoped (nor
+// the chart's ConfigMap) is created. The HelmRelease names the installer.
+func TestApplicationChartsInstallWithTheTenantsRights(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, dyn := setupPlatform(t, ctx)
+	publishTestCatalog(t, ctx, c)
+	if err := createTenant(ctx, dyn)("tenant-root", "esc", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	waitBound(t, ctx, c, "tenant-esc")
+	createApp(t, ctx, dyn, escalators, "tenant-esc", "up")
+	var message string
+	eventually(t, ctx, "Escalator up Ready=False/Forbidden", func() error {
+		ready, msg, err := readyOf(ctx, dyn, escalators, "tenant-esc", "up")
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(ready, "True") {
+			t.Fatalf("Escalator up is Ready: its chart created a ClusterRole (%s)", msg)
+		}
+		if ready != "False/Forbidden" {
+			return fmt.Errorf("Ready %s: %s", ready, msg)
+		}
+		message = msg
+		return nil
+	})
+	for _, want := range []string{`clusterroles.rbac.authorization.k8s.io "esc-up-everything" (cluster-scoped)`,
+		"system:serviceaccount:tenant-esc:cozy-installer", "may not create cluster-scoped objects"} {
+		if !strings.Contains(message, want) {
+			t.Errorf("Forbidden message %q lacks %q", message, want)
+		}
+	}
+	hr := &helmv2.HelmRelease{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "tenant-esc", Name: "esc-up"}, hr); err != nil {
+		t.Fatal(err)
+	}
+	if hr.Spec.ServiceAccountName != v1alpha1.InstallerServiceAccount {
+		t.Errorf("HelmRelease esc-up: serviceAccountName %q, want %q", hr.Spec.ServiceAccountName, v1alpha1.InstallerServiceAccount)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: "esc-up-everything"}, &rbacv1.ClusterRole{}); !apierrors.IsNotFound(err) {
+		t.Errorf("ClusterRole esc-up-everything: %v, want NotFound", err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "tenant-esc", Name: "esc-up-harmless"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Errorf("ConfigMap esc-up-harmless: %v, want NotFound (a release that fails installs nothing)", err)
+	}
+}

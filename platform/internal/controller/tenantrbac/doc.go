@@ -1,0 +1,22 @@
+// Package tenantrbac binds the tenant roles and installer identities in
+// every tenant namespace (contract K5, k5-cozy-lib.md, "Tenant roles";
+// the cluster-wide roles are in platform/tenantaccess):
+//
+//   - RoleBindings cozy:tenant:<level> to ClusterRoles cozy:tenant:<level>
+//     for the groups "<namespace>-<level'>" of every level' at or above
+//     level, of the namespace and of every ancestor tenant namespace (the
+//     chain of namespace.cozystack.io/parent labels up to tenant-root), so
+//     a parent tenant's users hold the same rights in every descendant;
+//   - the ServiceAccount cozy-installer, bound to cozy:tenant:installer,
+//     which application releases install as;
+//   - the ServiceAccount cozy-tenant-installer, which the releases of the
+//     namespace's child Tenants install as: bound to Helm's storage rights
+//     in the namespace, and by a ClusterRoleBinding (owned by the
+//     Namespace, so collected with it) to cozy:tenant-installer, which the
+//     policy tenant-installer-scope.cozystack.io narrows to the child
+//     tenants' namespaces.
+//
+// Objects are written with server-side apply and labelled
+// app.kubernetes.io/managed-by=cozystack-controller; a namespace's objects
+// are reconciled again when it or an ancestor changes.
+package tenantrbac

@@ -1,0 +1,249 @@
+package tenantrbac
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+)
+
+// FieldOwner is the server-side apply field manager of the objects this
+// package writes.
+const FieldOwner = "cozystack-controller"
+
+// maxDepth bounds the walk up the parent labels (a cycle set by hand ends
+// there).
+const maxDepth = 64
+
+// CacheByObject are the cache options the manager needs for this package:
+// RoleBindings, ServiceAccounts and ClusterRoleBindings are cached only
+// when cozystack-controller wrote them.
+func CacheByObject() map[client.Object]cache.ByObject {
+	owned := labels.SelectorFromSet(labels.Set{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController})
+	return map[client.Object]cache.ByObject{
+		&rbacv1.RoleBinding{}:        {Label: owned},
+		&rbacv1.ClusterRoleBinding{}: {Label: owned},
+		&corev1.ServiceAccount{}:     {Label: owned},
+	}
+}
+
+// Setup registers the reconciler with mgr, whose cache must include
+// CacheByObject.
+func Setup(mgr ctrl.Manager) error {
+	r := &reconciler{client: mgr.GetClient()}
+	isTenant := predicate.NewPredicateFuncs(func(obj client.Object) bool {
+		_, ok := obj.GetLabels()[v1alpha1.LabelTenant]
+		return ok
+	})
+	// A namespace's change concerns its descendants too (their subjects
+	// hold its groups).
+	withDescendants := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+		names, err := r.descendants(ctx, obj.GetName())
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing tenant namespaces")
+		}
+		reqs := []reconcile.Request{{NamespacedName: client.ObjectKey{Name: obj.GetName()}}}
+		for _, n := range names {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: n}})
+		}
+		return reqs
+	})
+	// An object of ours changed or went: its namespace again.
+	toNamespace := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
+		ns := obj.GetNamespace()
+		if ns == "" {
+			ns = obj.GetLabels()[labelNamespace]
+		}
+		if ns == "" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: ns}}}
+	})
+	return ctrl.NewControllerManagedBy(mgr).Named("tenant-rbac").
+		Watches(&corev1.Namespace{}, withDescendants, builder.WithPredicates(isTenant, predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
+		Watches(&rbacv1.RoleBinding{}, toNamespace).
+		Watches(&rbacv1.ClusterRoleBinding{}, toNamespace).
+		Watches(&corev1.ServiceAccount{}, toNamespace).
+		Complete(r)
+}
+
+// labelNamespace names, on a ClusterRoleBinding, the tenant namespace it
+// was written for.
+const labelNamespace = "cozystack.io/tenant-namespace"
+
+type reconciler struct {
+	client client.Client
+}
+
+// descendants returns the tenant namespaces below name, from the cache.
+func (r *reconciler) descendants(ctx context.Context, name string) ([]string, error) {
+	var list corev1.NamespaceList
+	if err := r.client.List(ctx, &list, client.HasLabels{v1alpha1.LabelTenant}); err != nil {
+		return nil, err
+	}
+	children := map[string][]string{}
+	for _, ns := range list.Items {
+		if p := ns.Labels[v1alpha1.LabelParent]; p != "" {
+			children[p] = append(children[p], ns.Name)
+		}
+	}
+	var out []string
+	seen := map[string]bool{name: true}
+	queue := []string{name}
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		for _, c := range children[next] {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Ancestors returns the tenant namespaces above ns, nearest first, by the
+// parent labels: each must exist and be a tenant namespace; the walk stops
+// at the first that is not (or at tenant-root, which has no parent).
+func Ancestors(ctx context.Context, c client.Reader, ns *corev1.Namespace) ([]string, error) {
+	var out []string
+	seen := map[string]bool{ns.Name: true}
+	cur := ns
+	for len(out) < maxDepth {
+		parent := cur.Labels[v1alpha1.LabelParent]
+		if parent == "" || seen[parent] {
+			break
+		}
+		next := &corev1.Namespace{}
+		if err := c.Get(ctx, client.ObjectKey{Name: parent}, next); apierrors.IsNotFound(err) {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+		if _, ok := next.Labels[v1alpha1.LabelTenant]; !ok {
+			break
+		}
+		out = append(out, parent)
+		seen[parent] = true
+		cur = next
+	}
+	return out, nil
+}
+
+// Subjects returns the groups holding level in a namespace whose tenant
+// chain (the namespace, then its ancestors) is chain: for each namespace
+// of the chain, the groups of level and every level above it.
+func Subjects(level string, chain []string) []rbacv1.Subject {
+	from := 0
+	for i, l := range v1alpha1.TenantLevels {
+		if l == level {
+			from = i
+		}
+	}
+	var out []rbacv1.Subject
+	for _, ns := range chain {
+		for _, l := range v1alpha1.TenantLevels[from:] {
+			out = append(out, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: v1alpha1.TenantGroup(ns, l)})
+		}
+	}
+	return out
+}
+
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	ns := &corev1.Namespace{}
+	if err := r.client.Get(ctx, req.NamespacedName, ns); apierrors.IsNotFound(err) {
+		return reconcile.Result{}, nil
+	} else if err != nil {
+		return reconcile.Result{}, err
+	}
+	if _, ok := ns.Labels[v1alpha1.LabelTenant]; !ok || ns.DeletionTimestamp != nil {
+		// Not (or no longer) a tenant: what was written here goes with
+		// the namespace (the ClusterRoleBinding is owned by it).
+		return reconcile.Result{}, nil
+	}
+	ancestors, err := Ancestors(ctx, r.client, ns)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	for _, obj := range Objects(ns, append([]string{ns.Name}, ancestors...)) {
+		if err := r.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+			return reconcile.Result{}, fmt.Errorf("apply %s %s in %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), ns.Name, err)
+		}
+	}
+	return reconcile.Result{}, nil
+}
+
+// Objects returns what tenant namespace ns, with tenant chain chain (ns,
+// then its ancestors), holds: the four tenant RoleBindings, the two
+// installer ServiceAccounts, their RoleBindings and the Tenant chart's
+// ClusterRoleBinding.
+func Objects(ns *corev1.Namespace, chain []string) []client.Object {
+	managed := map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController}
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: ns.Name, Labels: managed}
+	}
+	rbTypes := metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"}
+	clusterRole := func(name string) rbacv1.RoleRef {
+		return rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}
+	}
+	sa := func(name string) rbacv1.Subject {
+		return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns.Name}
+	}
+	var out []client.Object
+	for _, level := range v1alpha1.TenantLevels {
+		name := v1alpha1.TenantRoleName(level)
+		out = append(out, &rbacv1.RoleBinding{TypeMeta: rbTypes, ObjectMeta: meta(name), RoleRef: clusterRole(name), Subjects: Subjects(level, chain)})
+	}
+	for _, name := range []string{v1alpha1.InstallerServiceAccount, v1alpha1.TenantInstallerServiceAccount} {
+		out = append(out, &corev1.ServiceAccount{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+			ObjectMeta: meta(name),
+			// Only helm-controller acts as these, by impersonation.
+			AutomountServiceAccountToken: ptr.To(false),
+		})
+	}
+	out = append(out,
+		&rbacv1.RoleBinding{TypeMeta: rbTypes, ObjectMeta: meta(v1alpha1.InstallerServiceAccount),
+			RoleRef: clusterRole(v1alpha1.InstallerRoleName), Subjects: []rbacv1.Subject{sa(v1alpha1.InstallerServiceAccount)}},
+		&rbacv1.RoleBinding{TypeMeta: rbTypes, ObjectMeta: meta(v1alpha1.TenantInstallerServiceAccount),
+			RoleRef: clusterRole(HelmStorageRoleName), Subjects: []rbacv1.Subject{sa(v1alpha1.TenantInstallerServiceAccount)}},
+	)
+	crbLabels := map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController, labelNamespace: ns.Name}
+	out = append(out, &rbacv1.ClusterRoleBinding{
+		TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: TenantInstallerBindingName(ns.Name), Labels: crbLabels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Namespace", Name: ns.Name, UID: ns.UID}},
+		},
+		RoleRef:  clusterRole(TenantInstallerRoleName),
+		Subjects: []rbacv1.Subject{sa(v1alpha1.TenantInstallerServiceAccount)},
+	})
+	return out
+}
+
+// The cluster-wide roles of platform/tenantaccess/roles.yaml this package
+// binds.
+const (
+	HelmStorageRoleName     = "cozy:tenant:installer:helm-storage"
+	TenantInstallerRoleName = "cozy:tenant-installer"
+)
+
+// TenantInstallerBindingName is the ClusterRoleBinding of tenant
+// namespace ns's cozy-tenant-installer: "cozy:tenant-installer:<ns>".
+func TenantInstallerBindingName(ns string) string { return TenantInstallerRoleName + ":" + ns }

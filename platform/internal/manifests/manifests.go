@@ -1,0 +1,55 @@
+// Package manifests decodes the platform's embedded YAML manifests: every
+// *.yaml file of a file system, in file-name order, each holding one or
+// more YAML documents.
+package manifests
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// Decode returns every object of every *.yaml file at the root of fsys, in
+// file-name order and document order within a file: fresh objects on each
+// call. Empty documents are skipped. The error names the file and document
+// that does not decode.
+func Decode(fsys fs.FS) ([]*unstructured.Unstructured, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && path.Ext(e.Name()) == ".yaml" {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	var out []*unstructured.Unstructured
+	for _, name := range names {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for doc := 1; ; doc++ {
+			u := &unstructured.Unstructured{}
+			if err := dec.Decode(&u.Object); err == io.EOF {
+				break
+			} else if err != nil {
+				return nil, fmt.Errorf("%s, document %d: %w", name, doc, err)
+			}
+			if len(u.Object) == 0 {
+				continue
+			}
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,48 @@
+package application
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The API server's forbidden, as helm-controller v1.4 reports a failed
+// install in Ready, becomes reason Forbidden naming the object, the
+// installer, why and who must act (issue 14).
+func TestForbiddenCondition(t *testing.T) {
+	const install = `Helm install failed for release tenant-a/esc with chart escalator@0.1.0: `
+	for _, tc := range []struct {
+		name, message string
+		status        metav1.ConditionStatus
+		want          []string // nil for no Forbidden
+	}{
+		{"cluster-scoped object", install + `Unable to continue with install: could not get information about the resource ClusterRole "grab" in namespace "": clusterroles.rbac.authorization.k8s.io "grab" is forbidden: User "system:serviceaccount:tenant-a:cozy-installer" cannot get resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope`,
+			metav1.ConditionFalse, []string{`the chart renders clusterroles.rbac.authorization.k8s.io "grab" (cluster-scoped)`, "installer system:serviceaccount:tenant-a:cozy-installer may not get", "may not create cluster-scoped objects", "catalog's author"}},
+		{"another namespace", install + `configmaps "x" is forbidden: User "system:serviceaccount:tenant-a:cozy-installer" cannot create resource "configmaps" in API group "" in the namespace "kube-system"`,
+			metav1.ConditionFalse, []string{`configmaps "x" (in namespace kube-system)`, "only in its own namespace tenant-a"}},
+		{"an undeclared kind", install + `leases.coordination.k8s.io "l" is forbidden: User "system:serviceaccount:tenant-a:cozy-installer" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "tenant-a"`,
+			metav1.ConditionFalse, []string{"no installed catalog declares resource leases in API group coordination.k8s.io", "applications[].rules"}},
+		{"another failure", "Helm install failed: timed out", metav1.ConditionFalse, nil},
+		{"ready", "Helm install succeeded", metav1.ConditionTrue, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ready := &metav1.Condition{Type: "Ready", Status: tc.status, Reason: "InstallFailed", Message: tc.message}
+			got := forbiddenCondition(ready, "tenant-a")
+			if tc.want == nil {
+				if got != nil {
+					t.Fatalf("Forbidden for %q: %+v", tc.message, got)
+				}
+				return
+			}
+			if got == nil || got.Reason != ReasonForbidden || got.Status != metav1.ConditionFalse {
+				t.Fatalf("condition = %+v, want False Forbidden", got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got.Message, w) {
+					t.Errorf("message %q lacks %q", got.Message, w)
+				}
+			}
+		})
+	}
+}

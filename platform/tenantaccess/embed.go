@@ -1,0 +1,48 @@
+// Package tenantaccess holds the platform's cluster-wide objects that make
+// tenants a security boundary (contract K5, k5-cozy-lib.md, "Tenant
+// roles"): the tenant roles cozy:tenant:<level> that catalogs aggregate
+// their kinds into, the installer role application releases install as,
+// the Tenant chart's identity, and the admission policies that narrow it
+// (roles.yaml, policy.yaml). cozystack-controller applies them at start
+// (Apply) and binds them in every tenant namespace
+// (platform/internal/controller/tenantrbac).
+package tenantaccess
+
+import (
+	"context"
+	"embed"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/platform/internal/manifests"
+)
+
+//go:embed *.yaml
+var files embed.FS
+
+// FieldOwner is the server-side apply field manager of Apply.
+const FieldOwner = "cozystack-controller"
+
+// Objects returns the embedded objects, fresh on each call, in file-name
+// and document order.
+func Objects() ([]*unstructured.Unstructured, error) {
+	return manifests.Decode(files)
+}
+
+// Apply server-side applies every object of Objects with c, taking
+// ownership of conflicting fields (these objects are the platform's). The
+// error names the object that failed.
+func Apply(ctx context.Context, c client.Client) error {
+	objs, err := Objects()
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if err := c.Patch(ctx, o, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	return nil
+}
