@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -245,5 +246,124 @@ func TestApplicationChartsInstallWithTheTenantsRights(t *testing.T) {
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "tenant-esc", Name: "esc-up-harmless"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Errorf("ConfigMap esc-up-harmless: %v, want NotFound (a release that fails installs nothing)", err)
+	}
+}
+
+// TestInstallerIdentitiesAreNarrow (issue 14) attacks the two installer
+// identities directly, impersonated as helm-controller would act as them:
+// the Tenant chart's identity of tenant-acme may create and change only
+// the namespaces of acme's own child tenants and their quotas (the policy
+// tenant-installer-scope.cozystack.io), the application installer of
+// tenant-acme may create nothing cluster-scoped or outside its namespace,
+// and no Pod may run as, and no Secret hold a token of, either (the
+// policy installer-identities.cozystack.io). Writes are dry runs.
+func TestInstallerIdentitiesAreNarrow(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, dyn := setupPlatform(t, ctx)
+	create := createTenant(ctx, dyn)
+	for _, tn := range [][3]string{{"tenant-root", "acme", "tenant-acme"}, {"tenant-root", "other", "tenant-other"}} {
+		if err := create(tn[0], tn[1], map[string]any{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		waitBound(t, ctx, c, tn[2])
+	}
+	as := func(ns, sa string) client.Client {
+		cfg := rest.CopyConfig(env.Config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + sa,
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
+		cl, err := client.New(cfg, client.Options{Scheme: c.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+	tenantInstaller := as("tenant-acme", v1alpha1.TenantInstallerServiceAccount)
+	appInstaller := as("tenant-acme", v1alpha1.InstallerServiceAccount)
+	namespace := func(name, parent string) *corev1.Namespace {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1alpha1.LabelTenant: "x"}}}
+		if parent != "" {
+			ns.Labels[v1alpha1.LabelParent] = parent
+		}
+		return ns
+	}
+	quota := func(ns string) *corev1.ResourceQuota {
+		return &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "tenant-quota", Namespace: ns},
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1000")}}}
+	}
+	dry := client.DryRunAll
+	for _, tc := range []struct {
+		name    string
+		c       client.Client
+		act     func(client.Client) error
+		allowed bool
+		// want is in the refusal when a policy, not RBAC, refuses.
+		want string
+	}{
+		{"the Tenant chart creates its child's namespace", tenantInstaller, func(cl client.Client) error {
+			return cl.Create(ctx, namespace("tenant-acme-new", "tenant-acme"), dry)
+		}, true, ""},
+		{"... and a quota there", tenantInstaller, func(cl client.Client) error {
+			if err := c.Create(ctx, namespace("tenant-acme-quota", "tenant-acme")); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+			return cl.Create(ctx, quota("tenant-acme-quota"), dry)
+		}, true, ""},
+		{"a namespace outside the tenant's children", tenantInstaller, func(cl client.Client) error {
+			return cl.Create(ctx, namespace("kube-evil", "tenant-acme"), dry)
+		}, false, "may act only on the namespaces of its own child tenants"},
+		{"a child-like name claiming another parent", tenantInstaller, func(cl client.Client) error {
+			return cl.Create(ctx, namespace("tenant-acme-x", "tenant-other"), dry)
+		}, false, "may act only on the namespaces of its own child tenants"},
+		{"a sibling's namespace", tenantInstaller, func(cl client.Client) error {
+			return cl.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-other"}}, dry)
+		}, false, "may act only on the namespaces of its own child tenants"},
+		{"its own namespace", tenantInstaller, func(cl client.Client) error {
+			return cl.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-acme"}}, dry)
+		}, false, "may act only on the namespaces of its own child tenants"},
+		{"a sibling's quota", tenantInstaller, func(cl client.Client) error {
+			return cl.Create(ctx, quota("tenant-other"), dry)
+		}, false, "may act only on the namespaces of its own child tenants"},
+		{"kube-system's quota", tenantInstaller, func(cl client.Client) error {
+			return cl.Create(ctx, quota("kube-system"), dry)
+		}, false, "may act only on the namespaces of its own child tenants"},
+		{"the application installer makes a namespace", appInstaller, func(cl client.Client) error {
+			return cl.Create(ctx, namespace("tenant-acme-app", "tenant-acme"), dry)
+		}, false, ""},
+		{"... a ClusterRole", appInstaller, func(cl client.Client) error {
+			return cl.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "grab"}}, dry)
+		}, false, ""},
+		{"... a RoleBinding in its namespace", appInstaller, func(cl client.Client) error {
+			return cl.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "grab", Namespace: "tenant-acme"},
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"}}, dry)
+		}, false, ""},
+		{"... a Secret in another namespace", appInstaller, func(cl client.Client) error {
+			return cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "tenant-other"}}, dry)
+		}, false, ""},
+		{"... Helm's storage in its namespace", appInstaller, func(cl client.Client) error {
+			return cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.x.v1", Namespace: "tenant-acme"}}, dry)
+		}, true, ""},
+		{"... a token of itself", appInstaller, func(cl client.Client) error {
+			return cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tok", Namespace: "tenant-acme",
+				Annotations: map[string]string{corev1.ServiceAccountNameKey: v1alpha1.TenantInstallerServiceAccount}},
+				Type: corev1.SecretTypeServiceAccountToken}, dry)
+		}, false, "may not hold a token of an installer"},
+		{"a Pod as the Tenant chart's identity (even by an admin)", c, func(cl client.Client) error {
+			return cl.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "tenant-acme"},
+				Spec: corev1.PodSpec{ServiceAccountName: v1alpha1.TenantInstallerServiceAccount,
+					Containers: []corev1.Container{{Name: "c", Image: "x"}}}}, dry)
+		}, false, "a Pod may not run as it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.act(tc.c)
+			switch {
+			case tc.allowed && err != nil:
+				t.Errorf("want allowed, got %v", err)
+			case !tc.allowed && !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err):
+				t.Errorf("want Forbidden (RBAC or policy), got %v", err)
+			case !tc.allowed && !strings.Contains(fmt.Sprint(err), tc.want):
+				t.Errorf("refusal %v lacks %q", err, tc.want)
+			}
+		})
 	}
 }
