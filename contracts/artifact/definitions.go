@@ -216,6 +216,10 @@ func (r objectRef) String() string { return fmt.Sprintf("%s, document %d", r.fil
 //   - an ApplicationDefinition's spec.application.kind is one of
 //     provides.applicationKinds, and every kind there has exactly one
 //     ApplicationDefinition (when there are definitions at all);
+//   - an ApplicationDefinition's spec.release names one of the catalog's
+//     own application charts: source is the catalog's name, component an
+//     applications[].name, and there is no chartRef
+//     (CheckDefinitionRelease);
 //   - a ValidatingAdmissionPolicy matches only the catalog's own kinds:
 //     spec.matchConstraints.resourceRules is not empty, each rule's
 //     apiGroups is exactly [apps.cozystack.io] and its resources are
@@ -319,6 +323,7 @@ func CheckDefinitions(c *Catalog, defs []Definition) error {
 			if app.Plural != "" {
 				plurals[app.Plural] = true
 			}
+			report(t.ref, t.obj, CheckDefinitionRelease(c, t.ad.Spec.Release))
 		case t.obj.GroupVersionKind() == policyGVK:
 			// Also one that did not decode: its bindings are not
 			// reported as unbound.
@@ -356,6 +361,34 @@ func CheckDefinitions(c *Catalog, defs []Definition) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CheckDefinitionRelease checks the release of an ApplicationDefinition
+// that catalog c ships: it names one of c's own application charts, by
+// release.source (c's name; the operator points it at the PackageSource
+// that serves c) and release.component (an applications[].name), and no
+// chartRef. So a catalog's kind installs only a chart of the same catalog,
+// with that catalog's rights, never another catalog's chart, nor a
+// component's (an operator's) chart, nor any chart a chartRef could name.
+func CheckDefinitionRelease(c *Catalog, rel v1alpha1.ApplicationDefinitionRelease) field.ErrorList {
+	var errs field.ErrorList
+	p := field.NewPath("spec", "release")
+	var apps []string
+	for _, a := range c.Applications {
+		apps = append(apps, a.Name)
+	}
+	if rel.ChartRef != nil {
+		errs = append(errs, field.Forbidden(p.Child("chartRef"), fmt.Sprintf(
+			"a catalog's ApplicationDefinition names its chart by source and component, never by chartRef: set source: %s and component: one of %v", c.Name, apps)))
+	}
+	if rel.Source != c.Name {
+		errs = append(errs, field.Invalid(p.Child("source"), rel.Source, fmt.Sprintf(
+			"a catalog's ApplicationDefinition installs only the catalog's own charts: set source: %s (this catalog's name)", c.Name)))
+	}
+	if !slices.Contains(apps, rel.Component) {
+		errs = append(errs, field.NotSupported(p.Child("component"), rel.Component, apps))
+	}
+	return errs
 }
 
 // checkTenantRoles checks that applications' tenant roles name only the
