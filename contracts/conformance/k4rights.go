@@ -1,11 +1,12 @@
 package conformance
 
 // K4-application-rights: an application chart renders only what its
-// release may create. Every application release installs as its tenant's
-// installer ServiceAccount (v1alpha1.InstallerServiceAccount), which holds,
-// through a RoleBinding in the tenant namespace, the rules the installed
-// catalogs declare in applications[].rules (artifact.CheckApplicationRules)
-// and what Helm needs to store a release. So an object the chart renders
+// release may create. Every application release installs as its catalog's
+// installer ServiceAccount in the tenant namespace
+// (v1alpha1.CatalogInstallerServiceAccount), which holds, through a
+// RoleBinding there, exactly the rules its catalog declares in
+// applications[].rules (artifact.CheckApplicationRules) and what Helm
+// needs to store a release. So an object the chart renders
 // fails the install with "forbidden" when it is cluster-scoped, in
 // another namespace, or of a resource the rules do not grant with the
 // verbs Helm uses.
@@ -248,7 +249,7 @@ func checkApplicationRights(src *Source, charts chartSet) (out []Finding, skippe
 				rightsRule, i, app.Name, v1alpha1.TenantInstallerServiceAccount))
 			continue
 		}
-		fs, err := applicationRights(i, app, c, mapper)
+		fs, err := applicationRights(i, app, c, mapper, v1alpha1.CatalogInstallerServiceAccount(cat.Name))
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s: applications[%d] (%s): the chart does not render with its default values and the K2 values, so the objects it creates are not checked against applications[%d].rules: %v",
 				rightsRule, i, app.Name, i, err))
@@ -258,13 +259,16 @@ func checkApplicationRights(src *Source, charts chartSet) (out []Finding, skippe
 	return out, skipped
 }
 
-// applicationRights checks application i, whose chart is c: one finding
+// applicationRights checks application i, whose chart is c and whose
+// release installs as installer (the catalog's installer ServiceAccount,
+// named in messages as its PackageSource would name it if it had the
+// catalog's name): one finding
 // per object out of the release's reach, and one per resource the rules
 // do not grant, at the first object of it, naming every such object.
 // A chart that does not render is the error (the template rules and
 // Helm's own errors say why; an object created from the schema's defaults
 // fails the same way).
-func applicationRights(i int, app v1alpha1.PackageApplication, c *loadedChart, mapper kindMapper) ([]Finding, error) {
+func applicationRights(i int, app v1alpha1.PackageApplication, c *loadedChart, mapper kindMapper, installer string) ([]Finding, error) {
 	at := fmt.Sprintf("applications[%d].rules", i)
 	objs, err := renderChart(c, app.Name+"-example")
 	if err != nil {
@@ -296,8 +300,8 @@ func applicationRights(i int, app v1alpha1.PackageApplication, c *loadedChart, m
 		resource, clusterScoped, known := mapper.mapping(gvk)
 		switch {
 		case clusterScoped:
-			f.Message = fmt.Sprintf("the chart of application %s renders %s, which is cluster-scoped: an application release installs as the tenant's installer ServiceAccount (%s), which holds rights in its tenant namespace only, so the install fails with forbidden",
-				app.Name, object, v1alpha1.InstallerServiceAccount)
+			f.Message = fmt.Sprintf("the chart of application %s renders %s, which is cluster-scoped: an application release installs as its catalog's installer ServiceAccount (%s), which holds rights in its tenant namespace only, so the install fails with forbidden",
+				app.Name, object, installer)
 			f.Fix = "remove it from the application chart: cluster-wide objects belong in a component of a variant (privileged, with clusterRules), installed once by a Package"
 			out = append(out, f)
 			continue
@@ -348,8 +352,8 @@ func applicationRights(i int, app v1alpha1.PackageApplication, c *loadedChart, m
 			if !g.known {
 				unknown = fmt.Sprintf(" (a kind neither Kubernetes' nor of a CRD the catalog ships: its resource is guessed as %s)", g.resource)
 			}
-			f.Message = fmt.Sprintf("the chart of application %s renders %s%s, and %s %s: the release installs as the tenant's installer ServiceAccount (%s), which holds only the rules catalogs declare, so the install fails with forbidden",
-				app.Name, objects, unknown, at, how, v1alpha1.InstallerServiceAccount)
+			f.Message = fmt.Sprintf("the chart of application %s renders %s%s, and %s %s: the release installs as its catalog's installer ServiceAccount (%s), which holds only the rules this catalog declares, so the install fails with forbidden",
+				app.Name, objects, unknown, at, how, installer)
 			f.Fix = fmt.Sprintf("add %s to %s in catalog.yaml", ruleYAML(want), at)
 			if !g.known {
 				f.Fix += fmt.Sprintf(", with the kind's real plural if it is not %s (ship its CRD in the crds/ of an operator chart so that this check knows it)", g.resource)

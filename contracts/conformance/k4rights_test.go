@@ -136,7 +136,7 @@ func TestApplicationRightsMessages(t *testing.T) {
 	}{
 		{"a resource not granted, for two objects",
 			map[string]string{"charts/demo/templates/secrets.yaml": secrets}, nil,
-			[]string{"application demo renders Secret demo-example-a, Secret demo-example-b (v1)", "applications[0].rules do not grant secrets", "installer ServiceAccount (cozy-installer)"},
+			[]string{"application demo renders Secret demo-example-a, Secret demo-example-b (v1)", "applications[0].rules do not grant secrets", "installer ServiceAccount (cozy-installer-demo)"},
 			[]string{`add {apiGroups: [""], resources: [secrets], verbs: [get, list, watch, create, update, patch, delete]} to applications[0].rules in catalog.yaml`}},
 		{"a resource granted without some verbs",
 			map[string]string{"charts/demo/templates/secrets.yaml": secrets},

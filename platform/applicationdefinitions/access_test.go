@@ -184,8 +184,9 @@ func newObject(gvr schema.GroupVersionResource) *unstructured.Unstructured {
 }
 
 // waitBound waits for tenant namespace ns to exist with its tenant
-// RoleBindings and installer identities (cozystack-controller's
-// tenantrbac).
+// RoleBindings and installer identities, those of the test catalogs
+// included (cozystack-controller's tenantrbac); the test catalogs must be
+// published first.
 func waitBound(t *testing.T, ctx context.Context, c client.Client, ns string) {
 	t.Helper()
 	eventually(t, ctx, "tenant roles bound in "+ns, func() error {
@@ -194,7 +195,12 @@ func waitBound(t *testing.T, ctx context.Context, c client.Client, ns string) {
 				return err
 			}
 		}
-		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: v1alpha1.InstallerServiceAccount}, &corev1.ServiceAccount{})
+		for _, sa := range []string{v1alpha1.InstallerServiceAccount, v1alpha1.CatalogInstallerServiceAccount(testSource), v1alpha1.CatalogInstallerServiceAccount("lonerapps")} {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: sa}, &corev1.ServiceAccount{}); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -229,7 +235,7 @@ func TestApplicationChartsInstallWithTheTenantsRights(t *testing.T) {
 		return nil
 	})
 	for _, want := range []string{`clusterroles.rbac.authorization.k8s.io "esc-up-everything" (cluster-scoped)`,
-		"system:serviceaccount:tenant-esc:cozy-installer", "may not create cluster-scoped objects"} {
+		"system:serviceaccount:tenant-esc:cozy-installer-testapps", "may not create cluster-scoped objects"} {
 		if !strings.Contains(message, want) {
 			t.Errorf("Forbidden message %q lacks %q", message, want)
 		}
@@ -238,8 +244,8 @@ func TestApplicationChartsInstallWithTheTenantsRights(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "tenant-esc", Name: "esc-up"}, hr); err != nil {
 		t.Fatal(err)
 	}
-	if hr.Spec.ServiceAccountName != v1alpha1.InstallerServiceAccount {
-		t.Errorf("HelmRelease esc-up: serviceAccountName %q, want %q", hr.Spec.ServiceAccountName, v1alpha1.InstallerServiceAccount)
+	if want := v1alpha1.CatalogInstallerServiceAccount(testSource); hr.Spec.ServiceAccountName != want {
+		t.Errorf("HelmRelease esc-up: serviceAccountName %q, want %q", hr.Spec.ServiceAccountName, want)
 	}
 	if err := c.Get(ctx, client.ObjectKey{Name: "esc-up-everything"}, &rbacv1.ClusterRole{}); !apierrors.IsNotFound(err) {
 		t.Errorf("ClusterRole esc-up-everything: %v, want NotFound", err)
@@ -261,6 +267,7 @@ func TestInstallerIdentitiesAreNarrow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	c, dyn := setupPlatform(t, ctx)
+	publishTestCatalog(t, ctx, c)
 	create := createTenant(ctx, dyn)
 	for _, tn := range [][3]string{{"tenant-root", "acme", "tenant-acme"}, {"tenant-root", "other", "tenant-other"}} {
 		if err := create(tn[0], tn[1], map[string]any{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -279,7 +286,8 @@ func TestInstallerIdentitiesAreNarrow(t *testing.T) {
 		return cl
 	}
 	tenantInstaller := as("tenant-acme", v1alpha1.TenantInstallerServiceAccount)
-	appInstaller := as("tenant-acme", v1alpha1.InstallerServiceAccount)
+	appInstaller := as("tenant-acme", v1alpha1.CatalogInstallerServiceAccount(testSource))
+	noCatalog := as("tenant-acme", v1alpha1.InstallerServiceAccount)
 	namespace := func(name, parent string) *corev1.Namespace {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1alpha1.LabelTenant: "x"}}}
 		if parent != "" {
@@ -343,6 +351,12 @@ func TestInstallerIdentitiesAreNarrow(t *testing.T) {
 		{"... Helm's storage in its namespace", appInstaller, func(cl client.Client) error {
 			return cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.x.v1", Namespace: "tenant-acme"}}, dry)
 		}, true, ""},
+		{"the installer of no catalog makes a ConfigMap", noCatalog, func(cl client.Client) error {
+			return cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "tenant-acme"}}, dry)
+		}, false, ""},
+		{"another catalog's installer uses testapps' ConfigMap rights", as("tenant-acme", v1alpha1.CatalogInstallerServiceAccount("lonerapps")), func(cl client.Client) error {
+			return cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "tenant-acme"}}, dry)
+		}, false, ""},
 		{"... a token of itself", appInstaller, func(cl client.Client) error {
 			return cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tok", Namespace: "tenant-acme",
 				Annotations: map[string]string{corev1.ServiceAccountNameKey: v1alpha1.TenantInstallerServiceAccount}},
@@ -366,4 +380,41 @@ func TestInstallerIdentitiesAreNarrow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestApplicationsHoldOnlyTheirCatalogsRights (issue 15): each catalog's
+// application releases install as that catalog's installer, which holds
+// only what that catalog declares. Loner's chart renders a ConfigMap, which
+// its catalog (lonerapps) does not declare; another installed catalog
+// (testapps) does, and lends it nothing: the Loner says Forbidden, naming
+// the ConfigMap and its own catalog's installer.
+func TestApplicationsHoldOnlyTheirCatalogsRights(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, dyn := setupPlatform(t, ctx)
+	publishTestCatalog(t, ctx, c)
+	if err := createTenant(ctx, dyn)("tenant-root", "lone", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	waitBound(t, ctx, c, "tenant-lone")
+	createApp(t, ctx, dyn, loners, "tenant-lone", "one")
+	eventually(t, ctx, "Loner one Ready=False/Forbidden", func() error {
+		ready, msg, err := readyOf(ctx, dyn, loners, "tenant-lone", "one")
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(ready, "True") {
+			t.Fatalf("Loner one is Ready: it used another catalog's rights (%s)", msg)
+		}
+		if ready != "False/Forbidden" {
+			return fmt.Errorf("Ready %s: %s", ready, msg)
+		}
+		for _, want := range []string{`configmaps "board"`, "system:serviceaccount:tenant-lone:cozy-installer-lonerapps",
+			"the application's catalog does not declare resource configmaps"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("Forbidden message %q lacks %q", msg, want)
+			}
+		}
+		return nil
+	})
 }

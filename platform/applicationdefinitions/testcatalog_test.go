@@ -23,22 +23,25 @@ import (
 	"cozystack.io/sdk/localcp"
 )
 
-// The test catalog "testapps", installed as cozystack-operator installs a
-// catalog (no operator runs in these tests): its charts published as
-// ExternalArtifacts, its ApplicationDefinitions applied, and the
-// ClusterRoles of the rights it declares written by the operator's own
-// definitions.Roles. Kinds:
+// The test catalogs, installed as cozystack-operator installs a catalog
+// (no operator runs in these tests): their charts published as
+// ExternalArtifacts, and their ApplicationDefinitions and the ClusterRoles
+// of the rights they declare installed by the operator's own code
+// (definitions.Roles, definitions.Install). Catalog "testapps":
 //   - Stall and Booth (prefixes stall-, booth-) install the chart "board",
 //     which renders the ConfigMap "board": two kinds whose objects collide;
 //   - Escalator installs the chart "escalator", which renders a ClusterRole
 //     beside a ConfigMap: what no application chart may do.
 //
-// Each kind is readable at view and writable at admin; the charts may
-// write ConfigMaps (applications[].rules).
+// Its charts may write ConfigMaps (applications[].rules). Catalog
+// "lonerapps" has Loner, whose chart renders a ConfigMap too, but declares
+// no rules: it may not use testapps' rights. Each kind is readable at view
+// and writable at admin.
 var (
 	stalls     = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "stalls"}
 	booths     = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "booths"}
 	escalators = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "escalators"}
+	loners     = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "loners"}
 
 	testCatalogOnce sync.Once
 )
@@ -58,11 +61,20 @@ var testCharts = map[string]map[string]string{
 	},
 }
 
-// testKinds are the kinds of the test catalog: kind, plural, prefix, chart.
-var testKinds = [][4]string{
-	{"Stall", "stalls", "stall-", "board"},
-	{"Booth", "booths", "booth-", "board"},
-	{"Escalator", "escalators", "esc-", "escalator"},
+// testKind is a kind of a test catalog.
+type testKind struct{ kind, plural, prefix, chart, source string }
+
+var testKinds = []testKind{
+	{"Stall", "stalls", "stall-", "board", testSource},
+	{"Booth", "booths", "booth-", "board", testSource},
+	{"Escalator", "escalators", "esc-", "escalator", testSource},
+	{"Loner", "loners", "loner-", "board", "lonerapps"},
+}
+
+// testRules are what each test catalog declares for its charts.
+var testRules = map[string][]rbacv1.PolicyRule{
+	testSource:  {{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
+	"lonerapps": nil,
 }
 
 func publishTestCatalog(t *testing.T, ctx context.Context, c client.Client) {
@@ -74,53 +86,56 @@ func publishTestCatalog(t *testing.T, ctx context.Context, c client.Client) {
 		}
 		// The server outlives the test (the catalog is installed once per
 		// binary): it stops with the test binary.
-		for name, files := range testCharts {
-			data, err := localcp.ChartArchive(name, files)
+		for source := range testRules {
+			for name, files := range testCharts {
+				data, err := localcp.ChartArchive(name, files)
+				if err != nil {
+					t.Fatal(err)
+				}
+				publishArtifact(t, ctx, c, srv.Publish(source+"/"+name+".tgz", "0.1.0", data), v1alpha1.ComponentArtifactName(source, name))
+			}
+		}
+		for source, rules := range testRules {
+			cat := &artifact.Catalog{}
+			cat.Name = source
+			var defs []*unstructured.Unstructured
+			for _, k := range testKinds {
+				if k.source != source {
+					continue
+				}
+				cat.Applications = append(cat.Applications, v1alpha1.PackageApplication{
+					Name: k.chart, Chart: "charts/" + k.chart, Kind: k.kind, Rules: rules,
+					TenantRoles: &v1alpha1.TenantRoles{
+						View:  []rbacv1.PolicyRule{{APIGroups: []string{"apps.cozystack.io"}, Resources: []string{k.plural}, Verbs: []string{"get", "list", "watch"}}},
+						Admin: []rbacv1.PolicyRule{{APIGroups: []string{"apps.cozystack.io"}, Resources: []string{k.plural}, Verbs: []string{"create", "update", "patch", "delete"}}},
+					},
+				})
+				ad := &v1alpha1.ApplicationDefinition{
+					TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ApplicationDefinition"},
+					ObjectMeta: metav1.ObjectMeta{Name: k.plural},
+					Spec: v1alpha1.ApplicationDefinitionSpec{
+						Application: v1alpha1.ApplicationDefinitionApplication{Kind: k.kind, Singular: k.plural[:len(k.plural)-1], Plural: k.plural,
+							OpenAPISchema: `{"type":"object","additionalProperties":false,"properties":{}}`},
+						Release: v1alpha1.ApplicationDefinitionRelease{Prefix: k.prefix, Source: source, Component: k.chart},
+					},
+				}
+				u, err := toUnstructured(ad)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defs = append(defs, u)
+			}
+			roles, err := definitions.Roles(cat, source, defs)
 			if err != nil {
 				t.Fatal(err)
 			}
-			publishArtifact(t, ctx, c, srv.Publish(testSource+"/"+name+".tgz", "0.1.0", data), v1alpha1.ComponentArtifactName(testSource, name))
-		}
-		cat := &artifact.Catalog{}
-		cat.Name = testSource
-		var defs []*unstructured.Unstructured
-		for _, k := range testKinds {
-			kind, plural, prefix, chart := k[0], k[1], k[2], k[3]
-			cat.Applications = append(cat.Applications, v1alpha1.PackageApplication{
-				Name: plural, Chart: "charts/" + chart, Kind: kind,
-				Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
-				TenantRoles: &v1alpha1.TenantRoles{
-					View:  []rbacv1.PolicyRule{{APIGroups: []string{"apps.cozystack.io"}, Resources: []string{plural}, Verbs: []string{"get", "list", "watch"}}},
-					Admin: []rbacv1.PolicyRule{{APIGroups: []string{"apps.cozystack.io"}, Resources: []string{plural}, Verbs: []string{"create", "update", "patch", "delete"}}},
-				},
-			})
-			ad := &v1alpha1.ApplicationDefinition{
-				TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ApplicationDefinition"},
-				ObjectMeta: metav1.ObjectMeta{Name: plural},
-				Spec: v1alpha1.ApplicationDefinitionSpec{
-					Application: v1alpha1.ApplicationDefinitionApplication{Kind: kind, Singular: plural[:len(plural)-1], Plural: plural,
-						OpenAPISchema: `{"type":"object","additionalProperties":false,"properties":{}}`},
-					Release: v1alpha1.ApplicationDefinitionRelease{Prefix: prefix, Source: testSource, Component: chart},
-				},
-			}
-			u, err := toUnstructured(ad)
-			if err != nil {
+			if _, err := definitions.Install(ctx, c, source, append(defs, roles...)); err != nil {
 				t.Fatal(err)
-			}
-			defs = append(defs, u)
-		}
-		roles, err := definitions.Roles(cat, testSource, defs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range append(defs, roles...) {
-			if err := c.Patch(ctx, o, client.Apply, client.FieldOwner("test"), client.ForceOwnership); err != nil {
-				t.Fatalf("apply %s %s: %v", o.GetKind(), o.GetName(), err)
 			}
 		}
 	})
 	dyn := dynamic.NewForConfigOrDie(env.Config)
-	for _, gvr := range []schema.GroupVersionResource{stalls, booths, escalators} {
+	for _, gvr := range []schema.GroupVersionResource{stalls, booths, escalators, loners} {
 		eventually(t, ctx, gvr.Resource+" served", func() error {
 			_, err := dyn.Resource(gvr).Namespace("tenant-root").List(ctx, metav1.ListOptions{})
 			return err
@@ -150,8 +165,8 @@ func createApp(t *testing.T, ctx context.Context, dyn dynamic.Interface, gvr sch
 	t.Helper()
 	kind := ""
 	for _, k := range testKinds {
-		if k[1] == gvr.Resource {
-			kind = k[0]
+		if k.plural == gvr.Resource {
+			kind = k.kind
 		}
 	}
 	eventually(t, ctx, gvr.Resource+" "+ns+"/"+name+" created", func() error {

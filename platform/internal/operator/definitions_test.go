@@ -213,7 +213,9 @@ func patchTag(t *testing.T, name, tag string) {
 // operator writes the ClusterRoles of the catalog's applications[].
 // tenantRoles and .rules, labelled for aggregation, and kube-controller-
 // manager folds them into cozy:tenant:<level> (and every level above) and
-// cozy:tenant:installer. A revision that drops the kind takes it out again.
+// the catalog's installer role (cozy:catalog:<source>:installer, labelled
+// for cozystack-controller to bind in every tenant namespace). A revision
+// that drops the kind takes it out again.
 func TestCatalogExtendsTenantRoles(t *testing.T) {
 	start(t)
 	c := k(t)
@@ -265,6 +267,12 @@ func TestCatalogExtendsTenantRoles(t *testing.T) {
 	if role.Labels[v1alpha1.TenantRoleAggregationLabel("view")] != "true" || role.Annotations[names.AnnotationPackageSource] != "roles" {
 		t.Errorf("ClusterRole %s: labels %v, annotations %v", role.Name, role.Labels, role.Annotations)
 	}
+	if err := c.Get(ctxT(t), client.ObjectKey{Name: "cozy:catalog:roles:installer"}, role); err != nil {
+		t.Fatal(err)
+	}
+	if role.Labels[v1alpha1.InstallerRoleLabel] != "true" || role.Annotations[v1alpha1.AnnotationPackageSource] != "roles" {
+		t.Errorf("ClusterRole %s: labels %v, annotations %v", role.Name, role.Labels, role.Annotations)
+	}
 	want("the catalog's kind in the tenant roles", map[[4]string]bool{
 		{"cozy:tenant:view", "apps.cozystack.io", "gizmos", "get"}:            true,
 		{"cozy:tenant:view", "apps.cozystack.io", "gizmos", "create"}:         false,
@@ -273,8 +281,8 @@ func TestCatalogExtendsTenantRoles(t *testing.T) {
 		{"cozy:tenant:super-admin", "apps.cozystack.io", "gizmos", "delete"}:  true,
 		{"cozy:tenant:super-admin", "apps.cozystack.io", "tenants", "create"}: true,
 		{"cozy:tenant:admin", "apps.cozystack.io", "tenants", "create"}:       false,
-		{"cozy:tenant:installer", "", "configmaps", "create"}:                 true,
-		{"cozy:tenant:installer", "", "secrets", "create"}:                    true,
+		{"cozy:catalog:roles:installer", "", "configmaps", "create"}:          true,
+		{"cozy:catalog:roles:installer", "", "secrets", "create"}:             true,
 	})
 
 	// Version 2 ships another kind instead: gizmos leave the roles.

@@ -418,11 +418,16 @@ func (j *job) checkObjects(ctx context.Context) error {
 	return nil
 }
 
+// kindCatalogs are the PackageSources serving the kinds the job creates
+// (but the Tenant's).
+var kindCatalogs = map[string]string{"Postgres": "services", "VMInstance": "virtualization"}
+
 // checkInstaller checks that the HelmRelease of r installs as its
 // tenant's installer ServiceAccount (contract K5, "Tenant roles"): the
 // Tenant as the parent namespace's cozy-tenant-installer, every other
-// application as its namespace's cozy-installer; helm-controller runs
-// with --default-service-account, so none installs as helm-controller.
+// application as its catalog's installer in its namespace,
+// cozy-installer-<PackageSource>; helm-controller runs with
+// --default-service-account, so none installs as helm-controller.
 func (j *job) checkInstaller(ctx context.Context, r *row) error {
 	var list helmv2.HelmReleaseList
 	if err := j.c.List(ctx, &list, client.InNamespace(r.namespace()), client.MatchingLabels{
@@ -433,7 +438,7 @@ func (j *job) checkInstaller(ctx context.Context, r *row) error {
 	if len(list.Items) != 1 {
 		return fmt.Errorf("%s %s/%s: %d HelmReleases, want 1", r.kind, r.namespace(), r.name, len(list.Items))
 	}
-	want := v1alpha1.InstallerServiceAccount
+	want := v1alpha1.CatalogInstallerServiceAccount(kindCatalogs[r.kind])
 	if r.kind == "Tenant" {
 		want = v1alpha1.TenantInstallerServiceAccount
 	}

@@ -315,9 +315,9 @@ type PackageApplication struct {
 	// +optional
 	Kind string `json:"kind,omitempty"`
 	// Rules are what the chart may read and write in the tenant namespace
-	// it is installed in: the tenant's installer ServiceAccount
-	// (InstallerServiceAccount) holds the rules of every installed
-	// application, and helm-controller installs every application release
+	// it is installed in: the catalog's installer ServiceAccount there
+	// (CatalogInstallerServiceAccount) holds the rules of the catalog's
+	// applications, and helm-controller installs each of their releases
 	// as it. Namespaced resources only; wildcards, RBAC, Namespaces,
 	// quotas, tokens and the platform's and Flux's API groups are refused
 	// (artifact.CheckApplicationRules).

@@ -1,5 +1,11 @@
 package v1alpha1
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
 // Tenant access (contract K5, k5-cozy-lib.md, "Tenant roles"): the names a
 // cluster operator maps an identity provider's groups onto, the
 // ClusterRoles catalogs aggregate into, and the identities application
@@ -38,18 +44,19 @@ func TenantGroup(ns, level string) string { return ns + "-" + level }
 
 const (
 	// InstallerServiceAccount is the ServiceAccount of every tenant
-	// namespace that application releases install as (their HelmRelease's
-	// spec.serviceAccountName). It holds InstallerRoleName there.
+	// namespace that the releases of an application whose definition
+	// names no catalog (a chartRef) install as: it holds only Helm's
+	// release storage there, so such a chart installs nothing else.
 	InstallerServiceAccount = "cozy-installer"
-	// InstallerRoleName is the ClusterRole, bound in every tenant
-	// namespace to InstallerServiceAccount, whose rules are aggregated
-	// from every ClusterRole labelled InstallerAggregationLabel: the
-	// applications' declared rules (PackageApplication.Rules) and what
-	// Helm needs to store a release.
-	InstallerRoleName = "cozy:tenant:installer"
-	// InstallerAggregationLabel (value "true") folds a ClusterRole into
-	// InstallerRoleName.
-	InstallerAggregationLabel = "rbac.cozystack.io/aggregate-to-tenant-installer"
+	// InstallerRoleLabel (value "true") marks the ClusterRole of one
+	// catalog's application charts, which cozystack-operator writes from
+	// the catalog's applications[].rules with Helm's release storage, and
+	// annotates with AnnotationPackageSource; every tenant namespace binds
+	// it to CatalogInstallerServiceAccount of that PackageSource.
+	InstallerRoleLabel = "cozystack.io/installer-role"
+	// AnnotationPackageSource holds the exact name of the PackageSource an
+	// object was written for.
+	AnnotationPackageSource = "cozystack.io/package-source"
 	// TenantInstallerServiceAccount is the ServiceAccount of every tenant
 	// namespace that the releases of its child Tenants install as: it may
 	// create, change and delete only the namespaces of child tenants of
@@ -68,5 +75,31 @@ const LabelParent = "namespace.cozystack.io/parent"
 // (platform/catalog.yaml). The Tenant application it publishes
 // (release.source "platform", release.component "tenant") is the one
 // application whose releases install as TenantInstallerServiceAccount;
-// every other application installs as InstallerServiceAccount.
+// every other application installs as the installer of its catalog,
+// CatalogInstallerServiceAccount(release.source).
 const PlatformSource = "platform"
+
+// CatalogInstallerServiceAccount is the ServiceAccount of every tenant
+// namespace that the application releases of PackageSource source install
+// as: "cozy-installer-<source>", holding exactly that catalog's declared
+// applications[].rules and Helm's release storage, so one catalog's charts
+// never use another's rights. A source too long for a name is cut, with a
+// hash of the whole name appended.
+func CatalogInstallerServiceAccount(source string) string {
+	const prefix, limit = InstallerServiceAccount + "-", 253
+	name := prefix + source
+	if len(name) <= limit {
+		return name
+	}
+	sum := sha256.Sum256([]byte(source))
+	return name[:limit-9] + "-" + hex.EncodeToString(sum[:4])
+}
+
+// IsInstallerServiceAccount says whether name is one of the installer
+// identities application releases install as (InstallerServiceAccount,
+// CatalogInstallerServiceAccount, TenantInstallerServiceAccount): no
+// workload may run as one (policy installer-identities.cozystack.io).
+func IsInstallerServiceAccount(name string) bool {
+	return name == TenantInstallerServiceAccount || name == InstallerServiceAccount ||
+		strings.HasPrefix(name, InstallerServiceAccount+"-")
+}

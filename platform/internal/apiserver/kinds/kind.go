@@ -82,7 +82,10 @@ type Release struct {
 	// ServiceAccountName is the ServiceAccount of the application's
 	// namespace its HelmRelease installs as (contract K5, "Tenant
 	// roles"): v1alpha1.TenantInstallerServiceAccount for the platform's
-	// own Tenant chart, v1alpha1.InstallerServiceAccount for every other.
+	// own Tenant chart, the installer of the catalog that serves the chart
+	// (v1alpha1.CatalogInstallerServiceAccount(release.source)) for every
+	// other, and v1alpha1.InstallerServiceAccount (Helm's storage only)
+	// for a chart named by chartRef, which belongs to no catalog.
 	ServiceAccountName string
 	// InstallDisableWait and UpgradeDisableWait skip Helm's wait.
 	InstallDisableWait bool
@@ -149,6 +152,9 @@ func Compile(ad *v1alpha1.ApplicationDefinition) (*Kind, *Failure) {
 		return nil, &Failure{Reason: v1alpha1.ReasonInvalidRelease, Message: "spec.release needs chartRef, or source and component naming a PackageSource component"}
 	}
 	k.Release.ServiceAccountName = v1alpha1.InstallerServiceAccount
+	if rel.Source != "" {
+		k.Release.ServiceAccountName = v1alpha1.CatalogInstallerServiceAccount(rel.Source)
+	}
 	if k.Kind == TenantKind && rel.Source == v1alpha1.PlatformSource && rel.Component == TenantComponent {
 		k.Release.ServiceAccountName = v1alpha1.TenantInstallerServiceAccount
 	}

@@ -7,8 +7,13 @@
 //     level, of the namespace and of every ancestor tenant namespace (the
 //     chain of namespace.cozystack.io/parent labels up to tenant-root), so
 //     a parent tenant's users hold the same rights in every descendant;
-//   - the ServiceAccount cozy-installer, bound to cozy:tenant:installer,
-//     which application releases install as;
+//   - per installed catalog (a ClusterRole labelled
+//     cozystack.io/installer-role, written by cozystack-operator), the
+//     ServiceAccount cozy-installer-<PackageSource> bound to it, which the
+//     releases of that catalog's applications install as; those of a
+//     catalog that is gone are deleted;
+//   - the ServiceAccount cozy-installer, which releases of applications of
+//     no catalog install as, bound to Helm's release storage only;
 //   - the ServiceAccount cozy-tenant-installer, which the releases of the
 //     namespace's child Tenants install as: bound to Helm's storage rights
 //     in the namespace, and by a ClusterRoleBinding (owned by the

@@ -3,6 +3,8 @@ package tenantrbac
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -31,13 +33,16 @@ const maxDepth = 64
 
 // CacheByObject are the cache options the manager needs for this package:
 // RoleBindings, ServiceAccounts and ClusterRoleBindings are cached only
-// when cozystack-controller wrote them.
+// when cozystack-controller wrote them, ClusterRoles only when they are a
+// catalog's installer role (v1alpha1.InstallerRoleLabel).
 func CacheByObject() map[client.Object]cache.ByObject {
 	owned := labels.SelectorFromSet(labels.Set{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController})
+	installers := labels.SelectorFromSet(labels.Set{v1alpha1.InstallerRoleLabel: "true"})
 	return map[client.Object]cache.ByObject{
 		&rbacv1.RoleBinding{}:        {Label: owned},
 		&rbacv1.ClusterRoleBinding{}: {Label: owned},
 		&corev1.ServiceAccount{}:     {Label: owned},
+		&rbacv1.ClusterRole{}:        {Label: installers},
 	}
 }
 
@@ -73,7 +78,21 @@ func Setup(mgr ctrl.Manager) error {
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: ns}}}
 	})
+	// A catalog's installer role came or went: every tenant namespace.
+	toTenants := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
+		var list corev1.NamespaceList
+		if err := r.client.List(ctx, &list, client.HasLabels{v1alpha1.LabelTenant}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing tenant namespaces")
+			return nil
+		}
+		reqs := make([]reconcile.Request, len(list.Items))
+		for i, ns := range list.Items {
+			reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Name: ns.Name}}
+		}
+		return reqs
+	})
 	return ctrl.NewControllerManagedBy(mgr).Named("tenant-rbac").
+		Watches(&rbacv1.ClusterRole{}, toTenants, builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&corev1.Namespace{}, withDescendants, builder.WithPredicates(isTenant, predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
 		Watches(&rbacv1.RoleBinding{}, toNamespace).
 		Watches(&rbacv1.ClusterRoleBinding{}, toNamespace).
@@ -181,19 +200,84 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	for _, obj := range Objects(ns, append([]string{ns.Name}, ancestors...)) {
+	installers, err := r.installers(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	want := Objects(ns, append([]string{ns.Name}, ancestors...), installers)
+	for _, obj := range want {
 		if err := r.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 			return reconcile.Result{}, fmt.Errorf("apply %s %s in %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), ns.Name, err)
 		}
 	}
-	return reconcile.Result{}, nil
+	return reconcile.Result{}, r.prune(ctx, ns.Name, want)
 }
 
+// installers returns the catalogs' installer roles: ClusterRole name by
+// PackageSource name (v1alpha1.AnnotationPackageSource).
+func (r *reconciler) installers(ctx context.Context) (map[string]string, error) {
+	var roles rbacv1.ClusterRoleList
+	if err := r.client.List(ctx, &roles, client.MatchingLabels{v1alpha1.InstallerRoleLabel: "true"}); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, role := range roles.Items {
+		if src := role.Annotations[v1alpha1.AnnotationPackageSource]; src != "" && role.DeletionTimestamp == nil {
+			out[src] = role.Name
+		}
+	}
+	return out, nil
+}
+
+// prune deletes the catalog installers (ServiceAccount and RoleBinding)
+// of namespace ns that want no longer holds: their catalog went.
+func (r *reconciler) prune(ctx context.Context, ns string, want []client.Object) error {
+	keep := map[string]bool{}
+	for _, o := range want {
+		keep[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName()] = true
+	}
+	sel := client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController, labelCatalogInstaller: "true"}
+	var sas corev1.ServiceAccountList
+	if err := r.client.List(ctx, &sas, client.InNamespace(ns), sel); err != nil {
+		return err
+	}
+	var rbs rbacv1.RoleBindingList
+	if err := r.client.List(ctx, &rbs, client.InNamespace(ns), sel); err != nil {
+		return err
+	}
+	var stale []client.Object
+	for i := range sas.Items {
+		if !keep["ServiceAccount/"+sas.Items[i].Name] {
+			stale = append(stale, &sas.Items[i])
+		}
+	}
+	for i := range rbs.Items {
+		if !keep["RoleBinding/"+rbs.Items[i].Name] {
+			stale = append(stale, &rbs.Items[i])
+		}
+	}
+	for _, o := range stale {
+		if err := r.client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete %s in %s: %w", o.GetName(), ns, err)
+		}
+	}
+	return nil
+}
+
+// labelCatalogInstaller marks the ServiceAccount and RoleBinding of one
+// catalog's installer in a tenant namespace, which go when the catalog's
+// installer role goes.
+const labelCatalogInstaller = "cozystack.io/catalog-installer"
+
 // Objects returns what tenant namespace ns, with tenant chain chain (ns,
-// then its ancestors), holds: the four tenant RoleBindings, the two
-// installer ServiceAccounts, their RoleBindings and the Tenant chart's
-// ClusterRoleBinding.
-func Objects(ns *corev1.Namespace, chain []string) []client.Object {
+// then its ancestors), holds when the catalogs' installer roles are
+// installers (ClusterRole name by PackageSource name): the four tenant
+// RoleBindings; per catalog, its installer ServiceAccount
+// (v1alpha1.CatalogInstallerServiceAccount) bound to its role; the
+// installer of applications of no catalog (v1alpha1.InstallerServiceAccount,
+// Helm's storage only); and the Tenant chart's ServiceAccount, its
+// RoleBinding and its ClusterRoleBinding.
+func Objects(ns *corev1.Namespace, chain []string, installers map[string]string) []client.Object {
 	managed := map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController}
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: ns.Name, Labels: managed}
@@ -220,10 +304,22 @@ func Objects(ns *corev1.Namespace, chain []string) []client.Object {
 	}
 	out = append(out,
 		&rbacv1.RoleBinding{TypeMeta: rbTypes, ObjectMeta: meta(v1alpha1.InstallerServiceAccount),
-			RoleRef: clusterRole(v1alpha1.InstallerRoleName), Subjects: []rbacv1.Subject{sa(v1alpha1.InstallerServiceAccount)}},
+			RoleRef: clusterRole(HelmStorageRoleName), Subjects: []rbacv1.Subject{sa(v1alpha1.InstallerServiceAccount)}},
 		&rbacv1.RoleBinding{TypeMeta: rbTypes, ObjectMeta: meta(v1alpha1.TenantInstallerServiceAccount),
 			RoleRef: clusterRole(HelmStorageRoleName), Subjects: []rbacv1.Subject{sa(v1alpha1.TenantInstallerServiceAccount)}},
 	)
+	for _, source := range slices.Sorted(maps.Keys(installers)) {
+		name := v1alpha1.CatalogInstallerServiceAccount(source)
+		m := meta(name)
+		m.Labels = map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController, labelCatalogInstaller: "true"}
+		m.Annotations = map[string]string{v1alpha1.AnnotationPackageSource: source}
+		out = append(out,
+			&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: m,
+				AutomountServiceAccountToken: ptr.To(false)},
+			&rbacv1.RoleBinding{TypeMeta: rbTypes, ObjectMeta: *m.DeepCopy(),
+				RoleRef: clusterRole(installers[source]), Subjects: []rbacv1.Subject{sa(name)}},
+		)
+	}
 	crbLabels := map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController, labelNamespace: ns.Name}
 	out = append(out, &rbacv1.ClusterRoleBinding{
 		TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},

@@ -36,18 +36,27 @@ func TestSubjects(t *testing.T) {
 	}
 }
 
-// A tenant namespace holds four tenant RoleBindings, the two installer
-// ServiceAccounts (no token mounted) and their bindings; the Tenant
-// chart's ClusterRoleBinding is owned by the namespace, so it goes with it.
+// A tenant namespace holds four tenant RoleBindings, the installer
+// ServiceAccounts (no token mounted) and their bindings, one per catalog
+// bound to that catalog's role; the Tenant chart's ClusterRoleBinding is
+// owned by the namespace, so it goes with it.
 func TestObjects(t *testing.T) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-acme", UID: "uid-1"}}
 	var got []string
-	for _, o := range Objects(ns, []string{"tenant-acme", "tenant-root"}) {
+	installers := map[string]string{"services": "cozy:catalog:services:installer"}
+	for _, o := range Objects(ns, []string{"tenant-acme", "tenant-root"}, installers) {
 		got = append(got, o.GetObjectKind().GroupVersionKind().Kind+" "+o.GetNamespace()+"/"+o.GetName())
 		switch o := o.(type) {
 		case *corev1.ServiceAccount:
 			if o.AutomountServiceAccountToken == nil || *o.AutomountServiceAccountToken {
 				t.Errorf("ServiceAccount %s mounts its token", o.Name)
+			}
+		case *rbacv1.RoleBinding:
+			if o.Name == "cozy-installer-services" && (o.RoleRef.Name != "cozy:catalog:services:installer" || o.Subjects[0].Name != o.Name) {
+				t.Errorf("RoleBinding %s: %+v %+v, want the catalog's role for its installer", o.Name, o.RoleRef, o.Subjects)
+			}
+			if o.Name == "cozy-installer" && o.RoleRef.Name != HelmStorageRoleName {
+				t.Errorf("RoleBinding cozy-installer binds %s, want only Helm's storage", o.RoleRef.Name)
 			}
 		case *rbacv1.ClusterRoleBinding:
 			if len(o.OwnerReferences) != 1 || o.OwnerReferences[0].UID != "uid-1" || o.OwnerReferences[0].Kind != "Namespace" {
@@ -63,6 +72,7 @@ func TestObjects(t *testing.T) {
 		"RoleBinding tenant-acme/cozy:tenant:admin", "RoleBinding tenant-acme/cozy:tenant:super-admin",
 		"ServiceAccount tenant-acme/cozy-installer", "ServiceAccount tenant-acme/cozy-tenant-installer",
 		"RoleBinding tenant-acme/cozy-installer", "RoleBinding tenant-acme/cozy-tenant-installer",
+		"ServiceAccount tenant-acme/cozy-installer-services", "RoleBinding tenant-acme/cozy-installer-services",
 		"ClusterRoleBinding /cozy:tenant-installer:tenant-acme",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

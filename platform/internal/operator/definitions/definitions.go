@@ -36,6 +36,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -183,6 +184,35 @@ func Rebind(objs []*unstructured.Unstructured, catalog, source string) []*unstru
 		}
 	}
 	return out
+}
+
+// CheckBound checks, after Rebind, that every ApplicationDefinition of objs
+// installs a chart of PackageSource source itself: release.source is
+// source, release.component one of applications (the catalog's
+// applications[].name), and there is no chartRef. artifact.CheckDefinitions
+// refuses anything else at build and pull; this is the operator's own
+// check, so an artifact that slipped past them still never binds a kind to
+// another catalog's chart or to a component's. The error names every AD
+// that fails.
+func CheckBound(objs []*unstructured.Unstructured, source string, applications []string) error {
+	var errs []error
+	for _, o := range objs {
+		if o.GroupVersionKind() != Kinds[0] {
+			continue
+		}
+		src, _, _ := unstructured.NestedString(o.Object, "spec", "release", "source")
+		comp, _, _ := unstructured.NestedString(o.Object, "spec", "release", "component")
+		_, hasRef, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "release", "chartRef")
+		switch {
+		case hasRef:
+			errs = append(errs, fmt.Errorf("ApplicationDefinition %s: spec.release.chartRef: a catalog's kind installs only the catalog's own application charts, named by source and component", o.GetName()))
+		case src != source:
+			errs = append(errs, fmt.Errorf("ApplicationDefinition %s: spec.release.source %q: a catalog's kind installs only the catalog's own application charts (this catalog's)", o.GetName(), src))
+		case !slices.Contains(applications, comp):
+			errs = append(errs, fmt.Errorf("ApplicationDefinition %s: spec.release.component %q is not an application of the catalog (%s)", o.GetName(), comp, strings.Join(applications, ", ")))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // owned returns a copy of o labelled and annotated as source's, without

@@ -191,3 +191,39 @@ func TestRebind(t *testing.T) {
 		t.Errorf("Rebind modified its input: source %q", s)
 	}
 }
+
+// CheckBound refuses an ApplicationDefinition that, after Rebind, names
+// another source's chart, a chart by chartRef, or a component that is not
+// one of the catalog's applications (issue 15).
+func TestCheckBound(t *testing.T) {
+	ad := func(release map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"release": release}}}
+		u.SetGroupVersionKind(definitions.Kinds[0])
+		u.SetName("echo")
+		return u
+	}
+	apps := []string{"echo-tenant"}
+	for _, tc := range []struct {
+		name    string
+		release map[string]any
+		want    string // "" when bound
+	}{
+		{"its own application", map[string]any{"source": "demo", "component": "echo-tenant"}, ""},
+		{"another source", map[string]any{"source": "services", "component": "postgres"}, `spec.release.source "services"`},
+		{"a component", map[string]any{"source": "demo", "component": "echo-operator"}, `spec.release.component "echo-operator" is not an application`},
+		{"a chartRef", map[string]any{"chartRef": map[string]any{"kind": "HelmChart", "name": "x"}}, "spec.release.chartRef"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := definitions.CheckBound([]*unstructured.Unstructured{ad(tc.release)}, "demo", apps)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "ApplicationDefinition echo") {
+				t.Fatalf("err = %v, want one naming ApplicationDefinition echo and %q", err, tc.want)
+			}
+		})
+	}
+}

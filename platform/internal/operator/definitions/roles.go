@@ -12,6 +12,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
+	"cozystack.io/platform/internal/operator/rbac"
 )
 
 // TenantRoleName is the ClusterRole holding the rules catalog source
@@ -21,17 +22,20 @@ func TenantRoleName(source, level string) string {
 }
 
 // InstallerRoleName is the ClusterRole holding what the application charts
-// of catalog source may create in a tenant namespace:
-// "cozy:catalog:<source>:installer".
+// of catalog source may create in a tenant namespace, and Helm's release
+// storage: "cozy:catalog:<source>:installer". Every tenant namespace binds
+// it to v1alpha1.CatalogInstallerServiceAccount(source), which those
+// charts' releases install as.
 func InstallerRoleName(source string) string { return "cozy:catalog:" + source + ":installer" }
 
 // Roles returns the ClusterRoles of catalog c served by PackageSource
 // source (contract K5, k5-cozy-lib.md, "Tenant roles"): one per tenant
 // access level with rules, labelled v1alpha1.TenantRoleAggregationLabel
 // (so installing the catalog extends the platform's tenant roles with its
-// kinds), and one with every application's rules, labelled
-// v1alpha1.InstallerAggregationLabel (what the tenant's installer may
-// create for them). The rules are checked again here
+// kinds), and, when the catalog has applications, InstallerRoleName with
+// every application's rules and rbac.HelmStorageRule, labelled
+// v1alpha1.InstallerRoleLabel (what the catalog's installer may create in
+// a tenant namespace). The rules are checked again here
 // (artifact.CheckApplicationRules, artifact.CheckTenantRoleRules against
 // the plurals of defs, the catalog's ApplicationDefinitions): the error
 // names the field, and no role is returned.
@@ -78,6 +82,8 @@ func Roles(c *artifact.Catalog, source string, defs []*unstructured.Unstructured
 	for _, level := range v1alpha1.TenantLevels {
 		convErrs = append(convErrs, add(TenantRoleName(source, level), v1alpha1.TenantRoleAggregationLabel(level), byLevel[level]))
 	}
-	convErrs = append(convErrs, add(InstallerRoleName(source), v1alpha1.InstallerAggregationLabel, installer))
+	if len(c.Applications) > 0 {
+		convErrs = append(convErrs, add(InstallerRoleName(source), v1alpha1.InstallerRoleLabel, append([]rbacv1.PolicyRule{rbac.HelmStorageRule()}, installer...)))
+	}
 	return out, errors.Join(convErrs...)
 }

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
 // MaxReleaseName is Helm's limit on release names, which helm-controller
@@ -39,7 +41,7 @@ const (
 	// ExternalArtifacts a PackageSource publishes; AnnotationPackageSource
 	// is its exact name.
 	LabelPackageSource      = "cozystack.io/package-source"
-	AnnotationPackageSource = "cozystack.io/package-source"
+	AnnotationPackageSource = v1alpha1.AnnotationPackageSource
 )
 
 // Labels cozystack-api sets on the HelmRelease of an application (contract

@@ -167,7 +167,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 		} else if objs, err := installObjects(served, ps.Name); err != nil {
 			result = status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonInvalidArtifact,
-				Message: fmt.Sprintf("the rights %s declares for its applications: %v", served.Revision(), err)}
+				Message: fmt.Sprintf("the definitions of %s: %v; nothing of them was installed", served.Revision(), err)}
 		} else if res, err := definitions.Install(ctx, r.Client, ps.Name, objs); err != nil {
 			result = status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonProgressing,
 				Message: fmt.Sprintf("installing the ApplicationDefinitions of %s: %v", served.Revision(), err)}
@@ -457,10 +457,19 @@ func (r *Reconciler) event(ps *v1alpha1.PackageSource, res status.Result) {
 }
 
 // installObjects are what the served revision installs beside its charts:
-// its definitions, pointed at PackageSource source, and the ClusterRoles
-// of the rights it declares for its applications (definitions.Roles).
+// its definitions, pointed at PackageSource source and each naming one of
+// its own application charts (definitions.CheckBound), and the
+// ClusterRoles of the rights it declares for its applications
+// (definitions.Roles). An error refuses them all.
 func installObjects(served *artifact.Artifact, source string) ([]*unstructured.Unstructured, error) {
 	defs := definitions.Rebind(served.DefinitionObjects(), served.Catalog.Name, source)
+	var apps []string
+	for _, a := range served.Catalog.Applications {
+		apps = append(apps, a.Name)
+	}
+	if err := definitions.CheckBound(defs, source, apps); err != nil {
+		return nil, err
+	}
 	roles, err := definitions.Roles(served.Catalog, source, defs)
 	if err != nil {
 		return nil, err

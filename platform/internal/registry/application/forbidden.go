@@ -9,9 +9,9 @@ import (
 
 // ReasonForbidden is the reason of an application's Ready condition when
 // its release failed because the chart renders an object its installer may
-// not touch: application releases install as the tenant namespace's
-// installer ServiceAccount, which holds only what the installed catalogs
-// declare for their applications, in that namespace (contract K5,
+// not touch: application releases install as their catalog's installer
+// ServiceAccount in the tenant namespace, which holds only what that
+// catalog declares for its applications, in that namespace (contract K5,
 // k5-cozy-lib.md, "Tenant roles").
 const ReasonForbidden = "Forbidden"
 
@@ -49,7 +49,7 @@ func forbiddenCondition(ready *metav1.Condition, releaseNamespace string) *metav
 		if groupName == "" {
 			groupName = `"" (core)`
 		}
-		why = fmt.Sprintf("no installed catalog declares resource %s in API group %s for its applications (applications[].rules in catalog.yaml): the catalog's author must declare it, or, when the catalog does and was installed only now, the cluster operator waits for its PackageSource to be Ready", resource, groupName)
+		why = fmt.Sprintf("the application's catalog does not declare resource %s in API group %s for its applications (applications[].rules in catalog.yaml), and an application holds only its own catalog's rights: the catalog's author must declare it (or, when the catalog does and was installed only now, wait for its PackageSource to be Ready)", resource, groupName)
 	}
 	c := *ready
 	c.Reason = ReasonForbidden

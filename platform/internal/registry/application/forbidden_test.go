@@ -22,7 +22,7 @@ func TestForbiddenCondition(t *testing.T) {
 		{"another namespace", install + `configmaps "x" is forbidden: User "system:serviceaccount:tenant-a:cozy-installer" cannot create resource "configmaps" in API group "" in the namespace "kube-system"`,
 			metav1.ConditionFalse, []string{`configmaps "x" (in namespace kube-system)`, "only in its own namespace tenant-a"}},
 		{"an undeclared kind", install + `leases.coordination.k8s.io "l" is forbidden: User "system:serviceaccount:tenant-a:cozy-installer" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "tenant-a"`,
-			metav1.ConditionFalse, []string{"no installed catalog declares resource leases in API group coordination.k8s.io", "applications[].rules"}},
+			metav1.ConditionFalse, []string{"the application's catalog does not declare resource leases in API group coordination.k8s.io", "applications[].rules"}},
 		{"another failure", "Helm install failed: timed out", metav1.ConditionFalse, nil},
 		{"ready", "Helm install succeeded", metav1.ConditionTrue, nil},
 	} {
