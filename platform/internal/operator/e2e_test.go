@@ -67,6 +67,32 @@ variants:
 `, name, version, namespace), chart{dir: "charts/web", values: "greeting: " + greeting + "\n"})
 }
 
+// privilegedCatalog is simpleCatalog with the component privileged, so a
+// Package allowed privileges installs it into any namespace (issue 15).
+func privilegedCatalog(t *testing.T, name, version, namespace, greeting string) string {
+	t.Helper()
+	return writeCatalog(t, fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
+kind: Catalog
+name: %s
+version: %s
+minPlatformVersion: 0.1.0
+variants:
+  - name: default
+    components:
+      - name: web
+        chart: charts/web
+        namespace: %s
+        privileged: true`+configMapRule+`
+`, name, version, namespace), chart{dir: "charts/web", values: "greeting: " + greeting + "\n"})
+}
+
+// packageNamespace is namespace name as the operator creates it for
+// Package pkg (marked as the Package's), made ahead by a test that puts
+// objects in the way there.
+func packageNamespace(name, pkg string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{names.AnnotationPackage: pkg}}}
+}
+
 func getConfigMap(t *testing.T, namespace, name string) (*corev1.ConfigMap, error) {
 	t.Helper()
 	var cm corev1.ConfigMap
@@ -315,12 +341,15 @@ variants:
     components:
       - name: app
         chart: charts/app
-        namespace: `+ns+configMapRule+`
+        namespace: `+ns+`
+        # Only a privileged component may install into a tenant's
+        # namespace (issue 15).
+        privileged: true`+configMapRule+`
         values: {b: catalog, c: catalog, d: catalog}
 `, chart{dir: "charts/app", values: "a: chart\nb: chart\nc: chart\nd: chart\n"})
 	push(t, dir, "e2e/layers", "1.0.0")
 	create(t, ociSource("layers", "e2e/layers", "1.0.0"))
-	p := newPackage("layers", "layers", "", false)
+	p := newPackage("layers", "layers", "", true)
 	p.Spec.Components = map[string]v1alpha1.PackageComponentSettings{
 		"app": {Values: &apiextensionsv1.JSON{Raw: []byte(`{"d":"package"}`)}},
 	}

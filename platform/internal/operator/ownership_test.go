@@ -166,7 +166,7 @@ func TestPruneSparesLabelledObjects(t *testing.T) {
 	start(t)
 	c := k(t)
 	const ns = "e2e-own-prune"
-	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	create(t, packageNamespace(ns, "own-prune"))
 	push(t, twoComponentCatalog(t, "own-prune", ns), "e2e/own-prune", "1.0.0")
 	create(t, ociSource("own-prune", "e2e/own-prune", "1.0.0"))
 	p := newPackage("own-prune", "own-prune", "", false)
@@ -232,7 +232,7 @@ func TestPruneSparesLabelledObjects(t *testing.T) {
 func TestLabelledObjectInTheWayIsNotAdopted(t *testing.T) {
 	start(t)
 	const ns = "e2e-own-adopt"
-	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	create(t, packageNamespace(ns, "own-adopt"))
 	installer := names.Installer("own-adopt", "web")
 	inTheWay := &corev1.ServiceAccount{ObjectMeta: lookalike(ns, installer, "own-adopt", "web")}
 	bystander := &corev1.ConfigMap{ObjectMeta: lookalike(ns, "bystander", "own-adopt", "web"), Data: map[string]string{"k": "v"}}
@@ -293,9 +293,10 @@ func TestApplicationReleaseInTheWay(t *testing.T) {
 	app.Finalizers = []string{tenantFinalizer}
 	createTenantObject(t, app)
 
-	push(t, simpleCatalog(t, "own-stall", "1.0.0", ns, "x"), "e2e/own-stall", "1.0.0")
+	// Only a privileged component may install into a tenant's namespace.
+	push(t, privilegedCatalog(t, "own-stall", "1.0.0", ns, "x"), "e2e/own-stall", "1.0.0")
 	create(t, ociSource("own-stall", "e2e/own-stall", "1.0.0"))
-	create(t, newPackage("own-stall", "own-stall", "", false))
+	create(t, newPackage("own-stall", "own-stall", "", true))
 	got := waitPackage(t, "own-stall", "Conflict", packageReady(False, v1alpha1.ReasonConflict))
 	mustContain(t, "message", ready(got.Status.Conditions).Message,
 		"HelmRelease "+ns+"/"+release+" (component web) is the HelmRelease of application Postgres "+release,

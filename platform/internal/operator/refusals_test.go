@@ -242,7 +242,7 @@ func TestConflictWithForeignHelmRelease(t *testing.T) {
 	c := k(t)
 	push(t, simpleCatalog(t, "guarded", "1.0.0", "e2e-guarded", "x"), "e2e/guarded", "1.0.0")
 	create(t, ociSource("guarded", "e2e/guarded", "1.0.0"))
-	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-guarded"}})
+	create(t, packageNamespace("e2e-guarded", "guarded"))
 	foreign := &helmv2.HelmRelease{
 		ObjectMeta: metav1.ObjectMeta{Name: names.HelmRelease("guarded", "web"), Namespace: "e2e-guarded",
 			Annotations: map[string]string{names.AnnotationPackage: "someone-else"}},
@@ -348,5 +348,52 @@ subjects:
 	defer cancel()
 	if _, err := env.Clientset.RbacV1().ClusterRoleBindings().Get(ctx, "e2e-sneaky-admin", metav1.GetOptions{}); err == nil {
 		t.Error("the ClusterRoleBinding was created")
+	}
+}
+
+// TestNamespaceEscape (issue 15): a component that is not privileged
+// installs only into a namespace of its own catalog, one the operator
+// creates for its Package. Into the system's, a tenant's, another
+// Package's or one made by hand it is refused before anything is written,
+// the message naming the namespace and its owner.
+func TestNamespaceEscape(t *testing.T) {
+	start(t)
+	c := k(t)
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-escape-tenant", Labels: map[string]string{v1alpha1.LabelTenant: "victim"}}})
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-escape-byhand"}})
+	// The owner: a Package whose component made its namespace.
+	push(t, simpleCatalog(t, "escowner", "1.0.0", "e2e-escape-owned", "x"), "e2e/escowner", "1.0.0")
+	create(t, ociSource("escowner", "e2e/escowner", "1.0.0"))
+	create(t, newPackage("escowner", "escowner", "", false))
+	waitPackage(t, "escowner", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
+	before := &corev1.Namespace{}
+	if err := c.Get(ctxT(t), client.ObjectKey{Name: "e2e-escape-owned"}, before); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct{ name, namespace, owner string }{
+		{"escsys", "kube-system", "the system"},
+		{"escflux", "flux-system", "the system"},
+		{"escplatform", v1alpha1.SystemNamespace, "the system"},
+		{"esctenant", "e2e-escape-tenant", `the tenant "victim"`},
+		{"escother", "e2e-escape-owned", "Package escowner"},
+		{"eschand", "e2e-escape-byhand", "nobody through the platform"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			push(t, simpleCatalog(t, tc.name, "1.0.0", tc.namespace, "x"), "e2e/"+tc.name, "1.0.0")
+			create(t, ociSource(tc.name, "e2e/"+tc.name, "1.0.0"))
+			create(t, newPackage(tc.name, tc.name, "", false))
+			p := waitPackage(t, tc.name, "NamespaceNotAllowed", packageReady(False, v1alpha1.ReasonNamespaceNotAllowed))
+			mustContain(t, "message", ready(p.Status.Conditions).Message,
+				"component web: namespace "+tc.namespace+" belongs to "+tc.owner, "mark it privileged")
+			expectNothingInstalled(t, tc.name)
+		})
+	}
+	after := &corev1.Namespace{}
+	if err := c.Get(ctxT(t), client.ObjectKey{Name: "e2e-escape-owned"}, after); err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("namespace e2e-escape-owned of Package escowner changed: %v -> %v", before.Annotations, after.Annotations)
 	}
 }

@@ -51,6 +51,12 @@ const (
 	// names the owner, or the application whose release it is, and who must
 	// act. It is never overwritten.
 	ReasonConflict = "Conflict"
+	// ReasonNamespaceNotAllowed: a component that is not privileged would
+	// install into a namespace its catalog does not own: the system's
+	// (kube-*, default, cozy-system, flux-system), a tenant's, another
+	// Package's, or one made outside the platform. The message names each
+	// namespace and its owner; nothing is written.
+	ReasonNamespaceNotAllowed = "NamespaceNotAllowed"
 	// ReasonInstallFailed: helm-controller failed to install or upgrade a
 	// component; the message carries its error (e.g. an RBAC "forbidden").
 	ReasonInstallFailed = "InstallFailed"

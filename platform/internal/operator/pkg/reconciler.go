@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -172,6 +173,14 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package) (status.R
 		d.release.Spec.Install.DisableWait = r.DisableWait
 		d.release.Spec.Upgrade.DisableWait = r.DisableWait
 		ds = append(ds, d)
+	}
+	refusals, err := r.namespaceRefusals(ctx, p, ds)
+	if err != nil {
+		return status.Result{}, nil, 0, err
+	}
+	if len(refusals) > 0 {
+		return status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonNamespaceNotAllowed, Message: strings.Join(refusals, "; ") +
+			": a component that is not privileged installs only into a namespace of its own catalog (one the operator creates for this Package); the catalog's author must give it its own namespace, or mark it privileged and the cluster operator allow it"}, nil, conflictInterval, nil
 	}
 	planned := plannedNamespaces(ds)
 	all := namespacesOf(p, planned)
