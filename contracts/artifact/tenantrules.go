@@ -78,6 +78,21 @@ func CheckApplicationRules(p *field.Path, rules []rbacv1.PolicyRule) field.Error
 	return errs
 }
 
+// CheckComponentRules checks the rules of a component that is not
+// privileged (variants[].components[].rules) as CheckApplicationRules does:
+// no wildcards, no escalate, bind or impersonate, no RBAC objects, no
+// Namespaces, quotas or tokens, no group of Flux or the platform. Such a
+// component installs into a namespace of its own Package only, so the
+// Secrets it may touch are its own. Anything else needs privileged: true,
+// which a Package installs only with allowPrivileged.
+func CheckComponentRules(p *field.Path, rules []rbacv1.PolicyRule) field.ErrorList {
+	errs := CheckApplicationRules(p, rules)
+	for _, e := range errs {
+		e.Detail += "; a component that needs it must be privileged: true (a Package then installs it only with allowPrivileged)"
+	}
+	return errs
+}
+
 // CheckTenantRoleRules checks applications[].tenantRoles at path p as
 // CheckApplicationRules does, with the core resources tenantCoreResources,
 // without the groups tenantRefusedGroups, and rules on apps.cozystack.io

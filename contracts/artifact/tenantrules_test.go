@@ -247,3 +247,30 @@ func TestCatalogChecksApplicationRights(t *testing.T) {
 		}
 	})
 }
+
+// A component that is not privileged gets the application allow-list; the
+// refusals say it may be marked privileged instead, and a privileged one
+// may ask for anything (the cluster operator consents through the
+// Package's allowPrivileged). Issue 15, part 3.
+func TestCheckComponentRules(t *testing.T) {
+	p := field.NewPath("variants").Index(0).Child("components").Index(0).Child("rules")
+	for _, tc := range []struct {
+		name string
+		rule rbacv1.PolicyRule
+		want []rightsError
+	}{
+		{"its own Deployments", rule(g("apps"), g("deployments"), "get", "create"), nil},
+		{"its own Secrets", rule(g(""), g("secrets"), "get", "create"), nil},
+		{"everything", rule(g("*"), g("*"), "*"), []rightsError{
+			{"variants[0].components[0].rules[0].verbs", "must be privileged: true"},
+			{"variants[0].components[0].rules[0].resources", "must be privileged: true"},
+			{"variants[0].components[0].rules[0].apiGroups", "must be privileged: true"}}},
+		{"RBAC", rule(g("rbac.authorization.k8s.io"), g("roles"), "create"), []rightsError{{"variants[0].components[0].rules[0].apiGroups", "must be privileged: true"}}},
+		{"its Namespace", rule(g(""), g("namespaces"), "update"), []rightsError{{"variants[0].components[0].rules[0].resources", "must be privileged: true"}}},
+		{"escalate", rule(g("example.com"), g("widgets"), "escalate"), []rightsError{{"variants[0].components[0].rules[0].verbs", "must be privileged: true"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkRightsErrors(t, artifact.CheckComponentRules(p, []rbacv1.PolicyRule{tc.rule}), tc.want)
+		})
+	}
+}

@@ -255,8 +255,12 @@ func validateComponents(p *field.Path, comps []v1alpha1.PackageComponent, libPat
 			errs = append(errs, field.Forbidden(cp.Child("clusterRules"),
 				"cluster-wide rules need privileged: true on the component (a Package then installs it only with allowPrivileged: true)"))
 		}
-		for j, r := range comp.Rules {
-			errs = append(errs, validateRule(cp.Child("rules").Index(j), r, true)...)
+		if comp.Privileged {
+			for j, r := range comp.Rules {
+				errs = append(errs, validateRule(cp.Child("rules").Index(j), r, true)...)
+			}
+		} else {
+			errs = append(errs, CheckComponentRules(cp.Child("rules"), comp.Rules)...)
 		}
 		for j, r := range comp.ClusterRules {
 			errs = append(errs, validateRule(cp.Child("clusterRules").Index(j), r, false)...)
