@@ -362,6 +362,11 @@ func TestInstallerIdentitiesAreNarrow(t *testing.T) {
 				Annotations: map[string]string{corev1.ServiceAccountNameKey: v1alpha1.TenantInstallerServiceAccount}},
 				Type: corev1.SecretTypeServiceAccountToken}, dry)
 		}, false, "may not hold a token of an installer"},
+		{"a token of a Package component's installer (even by an admin)", c, func(cl client.Client) error {
+			return cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tok", Namespace: "tenant-acme",
+				Annotations: map[string]string{corev1.ServiceAccountNameKey: "cnpg-operator--0123456789-installer"}},
+				Type: corev1.SecretTypeServiceAccountToken}, dry)
+		}, false, "may not hold a token of an installer"},
 		{"a Pod as the Tenant chart's identity (even by an admin)", c, func(cl client.Client) error {
 			return cl.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "tenant-acme"},
 				Spec: corev1.PodSpec{ServiceAccountName: v1alpha1.TenantInstallerServiceAccount,
