@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
@@ -230,7 +233,8 @@ func TestPrivilegeNotAllowed(t *testing.T) {
 	create(t, ociSource("priv", "e2e/priv", "0.1.0"))
 	create(t, newPackage("priv", "priv", "default", false))
 	p := waitPackage(t, "priv", "PrivilegeNotAllowed", packageReady(False, v1alpha1.ReasonPrivilegeNotAllowed))
-	mustContain(t, "message", ready(p.Status.Conditions).Message, "echo-operator", "spec.allowPrivileged: true")
+	mustContain(t, "message", ready(p.Status.Conditions).Message, "echo-operator", "spec.allowPrivileged: true",
+		"component echo-operator: ", "cluster-wide, apiextensions.k8s.io/customresourcedefinitions: create")
 	expectNothingInstalled(t, "priv")
 }
 
@@ -396,4 +400,108 @@ func TestNamespaceEscape(t *testing.T) {
 	if after.ResourceVersion != before.ResourceVersion {
 		t.Errorf("namespace e2e-escape-owned of Package escowner changed: %v -> %v", before.Annotations, after.Annotations)
 	}
+}
+
+// widenCatalog is a catalog whose one privileged component "op" (a
+// ConfigMap chart, in namespace e2e-widen) asks cluster-wide for the verbs
+// given on ConfigMaps.
+func widenCatalog(t *testing.T, version string, verbs string) string {
+	t.Helper()
+	return writeCatalog(t, fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
+kind: Catalog
+name: widen
+version: %s
+minPlatformVersion: 0.1.0
+variants:
+  - name: default
+    components:
+      - name: op
+        chart: charts/op
+        namespace: e2e-widen
+        privileged: true
+        clusterRules:
+          - apiGroups: [""]
+            resources: [configmaps]
+            verbs: [%s]`+configMapRule+`
+`, version, verbs), chart{dir: "charts/op", values: "greeting: " + version + "\n"})
+}
+
+// TestPrivilegesNeedApproval (issue 15, part 4): allowPrivileged consents to
+// what the Package is granted when it installs; a revision asking for more
+// stops with PrivilegeChangeRequiresApproval, listing the new rights and
+// the digest, keeps the installed revision (suspended) and widens nothing;
+// approving that digest installs it; asking for less needs no approval.
+func TestPrivilegesNeedApproval(t *testing.T) {
+	start(t)
+	c := k(t)
+	role := &rbacv1.ClusterRole{}
+	clusterVerbs := func() []string {
+		t.Helper()
+		if err := c.Get(ctxT(t), client.ObjectKey{Name: names.ClusterRBAC("widen", "op")}, role); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range role.Rules {
+			out = append(out, r.Verbs...)
+		}
+		return out
+	}
+	push(t, widenCatalog(t, "1.0.0", "get"), "e2e/widen", "1.0.0")
+	create(t, ociSource("widen", "e2e/widen", "1.0.0"))
+	create(t, newPackage("widen", "widen", "", true))
+	p := waitPackage(t, "widen", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
+	first := p.Status.GrantedPrivileges
+	if first == nil || len(first.Components) != 1 || first.Components[0].Name != "op" {
+		t.Fatalf("status.grantedPrivileges = %+v, want component op", first)
+	}
+
+	// 2.0.0 asks for everything on ConfigMaps cluster-wide.
+	push(t, widenCatalog(t, "2.0.0", "get, list, create, delete"), "e2e/widen", "2.0.0")
+	patchTag(t, "widen", "2.0.0")
+	p = waitPackage(t, "widen", "PrivilegeChangeRequiresApproval", packageReady(False, v1alpha1.ReasonPrivilegeChangeRequiresApproval))
+	msg := ready(p.Status.Conditions).Message
+	mustContain(t, "message", msg, "component op: cluster-wide, core/configmaps: list; cluster-wide, core/configmaps: create; cluster-wide, core/configmaps: delete", "spec.approvedPrivileges: \"sha256:")
+	if strings.Contains(msg, "configmaps: get") {
+		t.Errorf("message %q lists a right already granted", msg)
+	}
+	if got := clusterVerbs(); !slices.Equal(got, []string{"get"}) {
+		t.Errorf("ClusterRole verbs %v before approval, want [get]: nothing is widened", got)
+	}
+	hr, err := helmRelease(t, "widen", "op", "e2e-widen")
+	if err != nil || !hr.Spec.Suspend {
+		t.Errorf("HelmRelease of op: suspended %v (%v), want the installed revision kept", hr.Spec.Suspend, err)
+	}
+	if p.Status.GrantedPrivileges.Digest != first.Digest {
+		t.Errorf("grantedPrivileges changed before approval: %s", p.Status.GrantedPrivileges.Digest)
+	}
+
+	// The cluster operator approves exactly that digest.
+	digest := msg[strings.Index(msg, "sha256:") : strings.Index(msg, "sha256:")+71]
+	cur := &v1alpha1.Package{}
+	if err := c.Get(ctxT(t), client.ObjectKey{Name: "widen"}, cur); err != nil {
+		t.Fatal(err)
+	}
+	orig := cur.DeepCopy()
+	cur.Spec.ApprovedPrivileges = digest
+	if err := c.Patch(ctxT(t), cur, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	p = waitPackage(t, "widen", "Installed 2.0.0", func(p *v1alpha1.Package) bool {
+		r := ready(p.Status.Conditions)
+		return r != nil && r.Status == True && p.Status.InstalledVersion == "2.0.0"
+	})
+	if p.Status.GrantedPrivileges.Digest != digest {
+		t.Errorf("grantedPrivileges.digest = %s, want the approved %s", p.Status.GrantedPrivileges.Digest, digest)
+	}
+	if got := clusterVerbs(); !slices.Equal(got, []string{"get", "list", "create", "delete"}) {
+		t.Errorf("ClusterRole verbs %v after approval", got)
+	}
+
+	// 3.0.0 asks for less: no approval needed.
+	push(t, widenCatalog(t, "3.0.0", "get"), "e2e/widen", "3.0.0")
+	patchTag(t, "widen", "3.0.0")
+	waitPackage(t, "widen", "Installed 3.0.0", func(p *v1alpha1.Package) bool {
+		r := ready(p.Status.Conditions)
+		return r != nil && r.Status == True && p.Status.InstalledVersion == "3.0.0"
+	})
 }

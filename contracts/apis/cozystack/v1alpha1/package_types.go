@@ -1,6 +1,11 @@
 package v1alpha1
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -51,6 +56,12 @@ const (
 	// names the owner, or the application whose release it is, and who must
 	// act. It is never overwritten.
 	ReasonConflict = "Conflict"
+	// ReasonPrivilegeChangeRequiresApproval: the source's revision asks for
+	// privileged rights the Package was not granted; the message lists
+	// them and the digest to approve (spec.approvedPrivileges). The
+	// installed revision is kept (its HelmReleases suspended) and nothing
+	// is widened meanwhile.
+	ReasonPrivilegeChangeRequiresApproval = "PrivilegeChangeRequiresApproval"
 	// ReasonNamespaceNotAllowed: a component that is not privileged would
 	// install into a namespace its catalog does not own: the system's
 	// (kube-*, default, cozy-system, flux-system), a tenant's, another
@@ -113,6 +124,41 @@ type PackageSpec struct {
 	// PrivilegeNotAllowed, and installs nothing.
 	// +optional
 	AllowPrivileged bool `json:"allowPrivileged,omitempty"`
+	// ApprovedPrivileges approves the privileged rights of one revision by
+	// their digest ("sha256:<hex>", as the PrivilegeChangeRequiresApproval
+	// message gives it). allowPrivileged consents to what the Package
+	// grants when it is first installed; a later revision that asks for
+	// any right not granted yet (a new rule, a new privileged component, a
+	// component moved to another namespace) stops, keeping the installed
+	// revision, until this field holds the digest of exactly what it asks
+	// for. Asking for less needs no approval.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
+	ApprovedPrivileges string `json:"approvedPrivileges,omitempty"`
+}
+
+// PrivilegedComponent is what one privileged component is granted: the
+// namespace it installs into and its namespaced and cluster-wide rules.
+type PrivilegedComponent struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	// +optional
+	Rules []rbacv1.PolicyRule `json:"rules,omitempty"`
+	// +optional
+	ClusterRules []rbacv1.PolicyRule `json:"clusterRules,omitempty"`
+}
+
+// GrantedPrivileges records the privileged rights a Package was granted:
+// what the cluster operator consented to, which a later revision may not
+// exceed without approval (PackageSpec.ApprovedPrivileges).
+type GrantedPrivileges struct {
+	// Digest is "sha256:<hex>" of Components (PrivilegesDigest).
+	Digest string `json:"digest"`
+	// Components are the privileged components granted, by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Components []PrivilegedComponent `json:"components,omitempty"`
 }
 
 // PackageSourceReference names a PackageSource.
@@ -169,6 +215,10 @@ type PackageStatus struct {
 	// +optional
 	// +listType=set
 	Namespaces []string `json:"namespaces,omitempty"`
+	// GrantedPrivileges are the privileged rights the Package holds: set
+	// when it installs, kept while nothing more is asked for.
+	// +optional
+	GrantedPrivileges *GrantedPrivileges `json:"grantedPrivileges,omitempty"`
 }
 
 // PackageComponentStatus is one installed component.
@@ -196,4 +246,15 @@ type PackageList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Package `json:"items"`
+}
+
+// PrivilegesDigest is "sha256:<hex>" of the JSON of components, which the
+// caller gives sorted by name: the digest spec.approvedPrivileges names.
+func PrivilegesDigest(components []PrivilegedComponent) string {
+	if components == nil {
+		components = []PrivilegedComponent{}
+	}
+	raw, _ := json.Marshal(components)
+	sum := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -131,8 +131,8 @@ func newView(p *v1alpha1.Package, src *v1alpha1.PackageSource, platform requirem
 	}
 	if len(privileged) > 0 && !p.Spec.AllowPrivileged {
 		return stalled(v1alpha1.ReasonPrivilegeNotAllowed,
-			"components %s are privileged (they need cluster-wide rights: their clusterRules); set spec.allowPrivileged: true to install them, or disable them in spec.components; nothing was installed",
-			strings.Join(privileged, ", "))
+			"components %s are privileged and ask for: %s; set spec.allowPrivileged: true to install them, or disable them in spec.components; nothing was installed",
+			strings.Join(privileged, ", "), describeRequest(requested(v)))
 	}
 	return v, nil
 }

@@ -162,6 +162,15 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package) (status.R
 		res, err := r.hold(ctx, pl, namespacesOf(p, nil))
 		return res, nil, 0, err
 	}
+	grant, refusal := privileges(v)
+	if refusal != nil {
+		// Keep the installed revision: the chart may need what is not
+		// granted yet.
+		if _, err := r.hold(ctx, pl, namespacesOf(p, nil)); err != nil {
+			return status.Result{}, nil, 0, err
+		}
+		return *refusal, nil, conflictInterval, nil
+	}
 
 	ds := make([]*desired, 0, len(pl.components))
 	for _, c := range pl.components {
@@ -221,6 +230,7 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package) (status.R
 		return status.Result{}, nil, 0, err
 	}
 	p.Status.Namespaces = union(planned, holding)
+	p.Status.GrantedPrivileges = grant
 
 	hrs := map[string]*helmv2.HelmRelease{}
 	for _, d := range ds {
