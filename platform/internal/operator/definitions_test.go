@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -298,4 +300,58 @@ func TestCatalogExtendsTenantRoles(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, ps)
+}
+
+// rewrite replaces old with new in file rel of catalog directory dir.
+func rewrite(t *testing.T, dir, rel, old, new string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), old) {
+		t.Fatalf("%s holds no %q", rel, old)
+	}
+	if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(data), old, new)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDecoyPluralPolicyRefused (issue 15, part 5): a catalog shipping a
+// decoy ApplicationDefinition with another catalog's plural, and a policy
+// on it, gets Conflict naming the policy and the owner of the plural; the
+// policy is not installed (creates of the other catalog's kind are not
+// denied), and, all or nothing, the decoy's charts are not published and
+// its Package installs nothing.
+func TestDecoyPluralPolicyRefused(t *testing.T) {
+	start(t)
+	c := k(t)
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), &v1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: "vgizmo"}})
+	})
+	push(t, appCatalog(t, "victim", "1.0.0", map[string]string{"vgizmo": "Vgizmo"}), "e2e/victim", "1.0.0")
+	create(t, ociSource("victim", "e2e/victim", "1.0.0"))
+	waitSource(t, "victim", "Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
+
+	dir := appCatalog(t, "decoy", "1.0.0", map[string]string{"decoyx": "Decoyx"})
+	rewrite(t, dir, "applicationdefinitions/decoyx.yaml", "plural: decoyxs", "plural: vgizmos")
+	rewrite(t, dir, "applicationdefinitions/decoyx.yaml", `resources: ["decoyxs"]`, `resources: ["vgizmos"]`)
+	rewrite(t, dir, "catalog.yaml", "resources: [decoyxs]", "resources: [vgizmos]")
+	push(t, dir, "e2e/decoy", "1.0.0")
+	ps := ociSource("decoy", "e2e/decoy", "1.0.0")
+	create(t, ps)
+	got := waitSource(t, "decoy", "Conflict", sourceReady(False, v1alpha1.ReasonConflict))
+	mustContain(t, "Conflict message", ready(got.Status.Conditions).Message,
+		"ValidatingAdmissionPolicy decoyx-names.example.org (it matches vgizmos, the kind of ApplicationDefinition vgizmo of PackageSource victim)",
+		"none of its charts was published")
+	if err := c.Get(ctxT(t), client.ObjectKey{Name: "decoyx-names.example.org"}, &admissionregistrationv1.ValidatingAdmissionPolicy{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the decoy's policy: %v, want NotFound", err)
+	}
+	if eas := artifactsOf(t, "decoy"); len(eas) > 0 {
+		t.Errorf("the refused PackageSource published %d ExternalArtifacts", len(eas))
+	}
+	create(t, newPackage("decoy", "decoy", "", false))
+	waitPackage(t, "decoy", "SourceNotReady", packageReady(False, v1alpha1.ReasonSourceNotReady))
+	expectNothingInstalled(t, "decoy")
 }

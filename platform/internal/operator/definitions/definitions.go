@@ -101,28 +101,8 @@ func Install(ctx context.Context, c client.Client, source string, objs []*unstru
 	}
 
 	// The guard first, over all objects: a conflict applies nothing.
-	var conflicts []string
-	for _, o := range objs {
-		cur := &unstructured.Unstructured{}
-		cur.SetGroupVersionKind(o.GroupVersionKind())
-		err := c.Get(ctx, client.ObjectKey{Name: o.GetName()}, cur)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return res, err
-		case cur.GetAnnotations()[names.AnnotationPackageSource] != source:
-			owner := cur.GetAnnotations()[names.AnnotationPackageSource]
-			if owner == "" {
-				owner = "not installed by a PackageSource"
-			} else {
-				owner = "PackageSource " + owner
-			}
-			conflicts = append(conflicts, fmt.Sprintf("%s %s (%s)", o.GetKind(), o.GetName(), owner))
-		}
-	}
-	if len(conflicts) > 0 {
-		sort.Strings(conflicts)
-		return res, &ConflictError{Objects: conflicts}
+	if err := Guard(ctx, c, source, objs); err != nil {
+		return res, err
 	}
 
 	ordered := append([]*unstructured.Unstructured(nil), objs...)
@@ -164,6 +144,88 @@ func Install(ctx context.Context, c client.Client, source string, objs []*unstru
 		}
 	}
 	return res, errors.Join(errs...)
+}
+
+// Guard returns a *ConflictError when an object of objs exists and is not
+// PackageSource source's, or when a ValidatingAdmissionPolicy of objs
+// matches a plural that someone else's ApplicationDefinition declares: a
+// catalog's policy acts only on its own kinds, so a decoy definition with
+// another catalog's plural (never served) brings no policy that denies
+// that catalog's applications. It writes nothing; the PackageSource
+// reconciler calls it before publishing a revision, so a refused revision
+// publishes nothing either.
+func Guard(ctx context.Context, c client.Client, source string, objs []*unstructured.Unstructured) error {
+	var conflicts []string
+	for _, o := range objs {
+		cur := &unstructured.Unstructured{}
+		cur.SetGroupVersionKind(o.GroupVersionKind())
+		err := c.Get(ctx, client.ObjectKey{Name: o.GetName()}, cur)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return err
+		case cur.GetAnnotations()[names.AnnotationPackageSource] != source:
+			owner := cur.GetAnnotations()[names.AnnotationPackageSource]
+			if owner == "" {
+				owner = "not installed by a PackageSource"
+			} else {
+				owner = "PackageSource " + owner
+			}
+			conflicts = append(conflicts, fmt.Sprintf("%s %s (%s)", o.GetKind(), o.GetName(), owner))
+		}
+	}
+	foreign, err := foreignPlurals(ctx, c, source)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if o.GroupVersionKind() != Kinds[1] {
+			continue
+		}
+		rules, _, _ := unstructured.NestedSlice(o.Object, "spec", "matchConstraints", "resourceRules")
+		for _, r := range rules {
+			m, _ := r.(map[string]any)
+			resources, _, _ := unstructured.NestedStringSlice(m, "resources")
+			for _, res := range resources {
+				plural, _, _ := strings.Cut(res, "/")
+				if owner, ok := foreign[plural]; ok {
+					conflicts = append(conflicts, fmt.Sprintf("ValidatingAdmissionPolicy %s (it matches %s, the kind of %s)", o.GetName(), plural, owner))
+				}
+			}
+		}
+	}
+	if len(conflicts) > 0 {
+		sort.Strings(conflicts)
+		return &ConflictError{Objects: conflicts}
+	}
+	return nil
+}
+
+// foreignPlurals returns the plurals of the ApplicationDefinitions that are
+// not PackageSource source's, each with its owner.
+func foreignPlurals(ctx context.Context, c client.Client, source string) (map[string]string, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(Kinds[0].GroupVersion().WithKind(Kinds[0].Kind + "List"))
+	if err := c.List(ctx, list); err != nil {
+		if apimeta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, ad := range list.Items {
+		owner := ad.GetAnnotations()[names.AnnotationPackageSource]
+		if owner == source {
+			continue
+		}
+		plural, _, _ := unstructured.NestedString(ad.Object, "spec", "application", "plural")
+		if owner == "" {
+			out[plural] = "ApplicationDefinition " + ad.GetName() + ", not installed by a PackageSource"
+		} else {
+			out[plural] = "ApplicationDefinition " + ad.GetName() + " of PackageSource " + owner
+		}
+	}
+	return out, nil
 }
 
 // Rebind returns objs with every ApplicationDefinition whose

@@ -156,27 +156,42 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		served, lost = fresh, nil
 	}
 
-	// 4. Publish whatever is served, then install its definitions: the
-	// kinds appear once their charts are published.
+	// 4. Check the definitions, publish whatever is served, then install
+	// the definitions: the kinds appear once their charts are published,
+	// and a revision whose definitions are refused publishes nothing
+	// (issue 15: all or nothing).
 	if served != nil {
-		if err := r.publish(ctx, &ps, served); err != nil {
-			result = status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonProgressing,
-				Message: fmt.Sprintf("publishing the charts of %s: %v", served.Revision(), err)}
-			if errors.Is(err, errConflict) {
-				result.Kind, result.Reason = status.KindStalled, v1alpha1.ReasonConflict
-			}
-		} else if objs, err := installObjects(served, ps.Name); err != nil {
+		objs, err := installObjects(served, ps.Name)
+		var conflict *definitions.ConflictError
+		if err == nil {
+			err = definitions.Guard(ctx, r.Client, ps.Name, objs)
+		}
+		switch {
+		case errors.As(err, &conflict):
+			result = status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonConflict,
+				Message: fmt.Sprintf("the definitions of %s: %v; none of its charts was published", served.Revision(), err)}
+		case errors.Is(err, errBound):
 			result = status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonInvalidArtifact,
-				Message: fmt.Sprintf("the definitions of %s: %v; nothing of them was installed", served.Revision(), err)}
-		} else if res, err := definitions.Install(ctx, r.Client, ps.Name, objs); err != nil {
-			result = status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonProgressing,
-				Message: fmt.Sprintf("installing the ApplicationDefinitions of %s: %v", served.Revision(), err)}
-			var conflict *definitions.ConflictError
-			if errors.As(err, &conflict) {
-				result.Kind, result.Reason = status.KindStalled, v1alpha1.ReasonConflict
+				Message: fmt.Sprintf("the definitions of %s: %v; nothing of them was installed and none of its charts was published", served.Revision(), err)}
+		case err != nil:
+			return ctrl.Result{}, err
+		}
+		if err == nil {
+			if err := r.publish(ctx, &ps, served); err != nil {
+				result = status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonProgressing,
+					Message: fmt.Sprintf("publishing the charts of %s: %v", served.Revision(), err)}
+				if errors.Is(err, errConflict) {
+					result.Kind, result.Reason = status.KindStalled, v1alpha1.ReasonConflict
+				}
+			} else if res, err := definitions.Install(ctx, r.Client, ps.Name, objs); err != nil {
+				result = status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonProgressing,
+					Message: fmt.Sprintf("installing the ApplicationDefinitions of %s: %v", served.Revision(), err)}
+				if errors.As(err, &conflict) {
+					result.Kind, result.Reason = status.KindStalled, v1alpha1.ReasonConflict
+				}
+			} else if result.Kind == status.KindReady && len(res.Applied) > 0 {
+				result.Message += fmt.Sprintf("; %d definitions installed (%s)", len(res.Applied), strings.Join(res.Applied, ", "))
 			}
-		} else if result.Kind == status.KindReady && len(res.Applied) > 0 {
-			result.Message += fmt.Sprintf("; %d definitions installed (%s)", len(res.Applied), strings.Join(res.Applied, ", "))
 		}
 	}
 	// A fetch that succeeded cleared lost, so lost only ever adds to a
@@ -468,11 +483,15 @@ func installObjects(served *artifact.Artifact, source string) ([]*unstructured.U
 		apps = append(apps, a.Name)
 	}
 	if err := definitions.CheckBound(defs, source, apps); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", errBound, err)
 	}
 	roles, err := definitions.Roles(served.Catalog, source, defs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", errBound, err)
 	}
 	return append(defs, roles...), nil
 }
+
+// errBound marks what the artifact declares wrongly: refused, never
+// retried as a transient error.
+var errBound = errors.New("refused")

@@ -7,7 +7,10 @@ import (
 	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/operator/depgraph"
@@ -73,6 +76,16 @@ func newView(p *v1alpha1.Package, src *v1alpha1.PackageSource, platform requirem
 	if src.Status.Artifact == nil || src.Status.Catalog == nil {
 		return nil, &status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonSourceNotReady,
 			Message: fmt.Sprintf("PackageSource %q has not served a revision yet: see its Ready condition", src.Name)}
+	}
+	if ready := apimeta.FindStatusCondition(src.Status.Conditions, meta.ReadyCondition); ready == nil || ready.Status != metav1.ConditionTrue || ready.ObservedGeneration != src.Generation {
+		// All or nothing (issue 15): a source that refused its revision
+		// (a conflict, a bad declaration) installs nothing of it.
+		msg := "no Ready condition yet"
+		if ready != nil {
+			msg = fmt.Sprintf("Ready=%s %s: %s", ready.Status, ready.Reason, ready.Message)
+		}
+		return nil, &status.Result{Kind: status.KindProgressing, Reason: v1alpha1.ReasonSourceNotReady,
+			Message: fmt.Sprintf("PackageSource %q is not Ready (%s): nothing is installed from it until it is; the HelmReleases installed so far are kept", src.Name, msg)}
 	}
 	if err := requirements.Check(*src.Status.Catalog, platform); err != nil {
 		return stalled(v1alpha1.ReasonRequirementsNotMet, "%v", err)

@@ -27,6 +27,7 @@ func source(name string, deps []string, comps ...v1alpha1.PackageComponent) *v1a
 	}
 	ps.Status.Catalog = &v1alpha1.CatalogInfo{Name: name, Version: "1.0.0", MinPlatformVersion: "1.0.0"}
 	ps.Status.Variants = []v1alpha1.PackageVariant{{Name: "default", DependsOn: deps, Components: comps}}
+	ps.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonArtifactReady}}
 	return ps
 }
 
@@ -54,6 +55,12 @@ func TestNewViewRefusals(t *testing.T) {
 		{"source not ready", func() *v1alpha1.Package { return pkgOf("p", "s") },
 			&v1alpha1.PackageSource{ObjectMeta: metav1.ObjectMeta{Name: "s"}},
 			v1alpha1.ReasonSourceNotReady, status.KindProgressing, []string{"has not served a revision"}},
+		{"source refused its revision", func() *v1alpha1.Package { return pkgOf("p", "s") },
+			func() *v1alpha1.PackageSource {
+				ps := source("s", nil, comp("a"))
+				ps.Status.Conditions[0].Status, ps.Status.Conditions[0].Reason, ps.Status.Conditions[0].Message = metav1.ConditionFalse, v1alpha1.ReasonConflict, "the definitions conflict"
+				return ps
+			}(), v1alpha1.ReasonSourceNotReady, status.KindProgressing, []string{`PackageSource "s" is not Ready (Ready=False Conflict: the definitions conflict)`, "nothing is installed from it"}},
 		{"variant missing", func() *v1alpha1.Package { p := pkgOf("p", "s"); p.Spec.Variant = "big"; return p },
 			source("s", nil, comp("a")), v1alpha1.ReasonVariantMissing, status.KindStalled, []string{`"big"`, "available: default"}},
 		{"component missing", func() *v1alpha1.Package {
