@@ -505,3 +505,31 @@ func TestPrivilegesNeedApproval(t *testing.T) {
 		return r != nil && r.Status == True && p.Status.InstalledVersion == "3.0.0"
 	})
 }
+
+// TestDuplicateCatalogName (issue 15, part 5): a second PackageSource
+// serving a catalog by the name of one already served is refused with
+// Conflict naming the first, publishes nothing, and the first catalog's
+// Package stays Installed.
+func TestDuplicateCatalogName(t *testing.T) {
+	start(t)
+	push(t, simpleCatalog(t, "dupname", "1.0.0", "e2e-dupname", "x"), "e2e/dupname-a", "1.0.0")
+	create(t, ociSource("dupa", "e2e/dupname-a", "1.0.0"))
+	create(t, newPackage("dupa", "dupa", "", false))
+	waitPackage(t, "dupa", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
+
+	push(t, simpleCatalog(t, "dupname", "2.0.0", "e2e-dupname-b", "y"), "e2e/dupname-b", "2.0.0")
+	ps := ociSource("dupb", "e2e/dupname-b", "2.0.0")
+	create(t, ps)
+	got := waitSource(t, "dupb", "Conflict", sourceReady(False, v1alpha1.ReasonConflict))
+	mustContain(t, "message", ready(got.Status.Conditions).Message, "catalog dupname (served by PackageSource dupa, created first", "none of its charts was published")
+	if eas := artifactsOf(t, "dupb"); len(eas) > 0 {
+		t.Errorf("the refused PackageSource published %d ExternalArtifacts", len(eas))
+	}
+	create(t, newPackage("dupb", "dupb", "", false))
+	waitPackage(t, "dupb", "SourceNotReady", packageReady(False, v1alpha1.ReasonSourceNotReady))
+	expectNothingInstalled(t, "dupb")
+	// The first is untouched, also after another reconcile.
+	time.Sleep(2 * time.Second)
+	waitPackage(t, "dupa", "still Installed", packageReady(True, v1alpha1.ReasonInstalled))
+	waitSource(t, "dupa", "still Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
+}

@@ -164,6 +164,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		objs, err := installObjects(served, ps.Name)
 		var conflict *definitions.ConflictError
 		if err == nil {
+			err = r.uniqueCatalog(ctx, &ps, served.Catalog.Name)
+		}
+		if err == nil {
 			err = definitions.Guard(ctx, r.Client, ps.Name, objs)
 		}
 		switch {
@@ -495,3 +498,31 @@ func installObjects(served *artifact.Artifact, source string) ([]*unstructured.U
 // errBound marks what the artifact declares wrongly: refused, never
 // retried as a transient error.
 var errBound = errors.New("refused")
+
+// uniqueCatalog returns a *definitions.ConflictError when a PackageSource
+// older than ps (by creation, then name) serves a catalog named catalog:
+// catalog names are unique across PackageSources, since Packages' dependsOn
+// and the ApplicationDefinitions' release.source name catalogs, and the
+// first source keeps its name (issue 15).
+func (r *Reconciler) uniqueCatalog(ctx context.Context, ps *v1alpha1.PackageSource, catalog string) error {
+	var list v1alpha1.PackageSourceList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return err
+	}
+	for _, other := range list.Items {
+		if other.Name == ps.Name || other.Status.Catalog == nil || other.Status.Catalog.Name != catalog || !older(&other, ps) {
+			continue
+		}
+		return &definitions.ConflictError{Objects: []string{fmt.Sprintf(
+			"catalog %s (served by PackageSource %s, created first; catalog names are unique: delete one of the two PackageSources)", catalog, other.Name)}}
+	}
+	return nil
+}
+
+// older says whether a was created before b (ties broken by name).
+func older(a, b *v1alpha1.PackageSource) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
+}
