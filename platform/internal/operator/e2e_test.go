@@ -53,23 +53,19 @@ const configMapRule = `
 // chart renders a ConfigMap of its values.
 func simpleCatalog(t *testing.T, name, version, namespace, greeting string) string {
 	t.Helper()
-	return writeCatalog(t, fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
-kind: Catalog
-name: %s
-version: %s
-minPlatformVersion: 0.1.0
-variants:
-  - name: default
-    components:
-      - name: web
-        chart: charts/web
-        namespace: %s`+configMapRule+`
-`, name, version, namespace), chart{dir: "charts/web", values: "greeting: " + greeting + "\n"})
+	return componentCatalog(t, name, version, namespace, greeting, "")
 }
 
 // privilegedCatalog is simpleCatalog with the component privileged, so a
 // Package allowed privileges installs it into any namespace (issue 15).
 func privilegedCatalog(t *testing.T, name, version, namespace, greeting string) string {
+	t.Helper()
+	return componentCatalog(t, name, version, namespace, greeting, "\n        privileged: true")
+}
+
+// componentCatalog is simpleCatalog with extra appended to the
+// component's namespace line (more of its fields).
+func componentCatalog(t *testing.T, name, version, namespace, greeting, extra string) string {
 	t.Helper()
 	return writeCatalog(t, fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
 kind: Catalog
@@ -81,9 +77,8 @@ variants:
     components:
       - name: web
         chart: charts/web
-        namespace: %s
-        privileged: true`+configMapRule+`
-`, name, version, namespace), chart{dir: "charts/web", values: "greeting: " + greeting + "\n"})
+        namespace: %s%s`+configMapRule+`
+`, name, version, namespace, extra), chart{dir: "charts/web", values: "greeting: " + greeting + "\n"})
 }
 
 // packageNamespace is namespace name as the operator creates it for
