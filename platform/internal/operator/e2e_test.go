@@ -237,10 +237,19 @@ func TestAcceptance(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "cozy-echo", Name: echo + names.InstallerSuffix}, &role); err != nil {
 		t.Fatal(err)
 	}
-	want := []rbacv1.PolicyRule{rbac.HelmStorageRule(), {APIGroups: []string{""}, Resources: []string{"configmaps"},
+	want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
 		Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}
 	if !equalRules(role.Rules, want) {
 		t.Errorf("Role cozy-echo/%s rules %+v, want %+v", echo, role.Rules, want)
+	}
+	// Helm's records are kept in the Package's release storage namespace,
+	// the only place the installer may touch Secrets (issue 15).
+	storage := names.StorageNamespace("demo")
+	if hr.Spec.StorageNamespace != storage {
+		t.Errorf("HelmRelease %s: storageNamespace %q, want %q", echo, hr.Spec.StorageNamespace, storage)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: storage, Name: echo + names.InstallerSuffix}, &role); err != nil || !equalRules(role.Rules, []rbacv1.PolicyRule{rbac.HelmStorageRule()}) {
+		t.Errorf("storage Role %s/%s: %+v %v, want Helm's storage rule", storage, echo, role.Rules, err)
 	}
 	var cr rbacv1.ClusterRole
 	if err := c.Get(ctx, client.ObjectKey{Name: names.ClusterRBAC("demo", "echo")}, &cr); !apierrors.IsNotFound(err) {
@@ -255,7 +264,9 @@ func TestAcceptance(t *testing.T) {
 		allowed                           bool
 	}{
 		{echo, "cozy-echo", "create", "configmaps", "", "cozy-echo", true},
-		{echo, "cozy-echo", "create", "secrets", "", "cozy-echo", true},
+		{echo, "cozy-echo", "create", "secrets", "", "cozy-echo", false},
+		{echo, "cozy-echo", "list", "secrets", "", "cozy-echo", false},
+		{echo, "cozy-echo", "list", "secrets", "", names.StorageNamespace("demo"), true},
 		{echo, "cozy-echo", "create", "configmaps", "", "default", false},
 		{echo, "cozy-echo", "create", "deployments", "apps", "cozy-echo", false},
 		{echo, "cozy-echo", "create", "customresourcedefinitions", "apiextensions.k8s.io", "", false},

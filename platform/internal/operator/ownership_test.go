@@ -200,8 +200,8 @@ func TestPruneSparesLabelledObjects(t *testing.T) {
 	got := waitPackage(t, "own-prune", "Installed with one component", func(p *v1alpha1.Package) bool {
 		return packageReady(True, v1alpha1.ReasonInstalled)(p) && len(p.Status.Components) == 1
 	})
-	if !slices.Equal(got.Status.Namespaces, []string{ns}) {
-		t.Errorf("status.namespaces = %v, want [%s]", got.Status.Namespaces, ns)
+	if want := []string{names.StorageNamespace("own-prune"), ns}; !slices.Equal(got.Status.Namespaces, want) {
+		t.Errorf("status.namespaces = %v, want %v (the components' and the release storage)", got.Status.Namespaces, want)
 	}
 	for _, o := range decoys {
 		expectUntouched(t, o)

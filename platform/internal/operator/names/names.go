@@ -109,6 +109,17 @@ func Installer(pkg, component string) string {
 	return HelmRelease(pkg, component) + InstallerSuffix
 }
 
+// StorageNamespace returns the namespace where the HelmReleases of Package
+// pkg keep Helm's release records (their spec.storageNamespace):
+// "cozy-releases-<pkg>--<10 hex digits>", a DNS label. Helm must list
+// Secrets to find a release, and Kubernetes cannot narrow a list by name,
+// so the records live apart from the components' namespaces: a
+// component's installer reads Secrets only there, never every Secret of
+// the namespace it installs into.
+func StorageNamespace(pkg string) string {
+	return hashed(63, ReleaseMarker, "cozy-releases", pkg)
+}
+
 // ClusterRBAC returns the name of the ClusterRole and ClusterRoleBinding
 // that grant a privileged component its clusterRules. The "cozystack.io:"
 // prefix keeps them apart from a cluster's own roles; the rest is

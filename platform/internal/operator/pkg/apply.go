@@ -272,10 +272,11 @@ func newInventory(pkg string, objs []client.Object) *inventory {
 
 // release returns the HelmRelease o (an identity or catalog values object)
 // serves, or nil when it is gone: the component's release in o's
-// namespace, or for a cluster-scoped o, any release of the component.
+// namespace, or for a cluster-scoped o or one in the release storage
+// namespace (names.StorageNamespace), any release of the component.
 func (inv *inventory) release(o client.Object) *helmv2.HelmRelease {
 	comp := o.GetLabels()[names.LabelComponent]
-	if o.GetNamespace() != "" {
+	if ns := o.GetNamespace(); ns != "" && ns != names.StorageNamespace(inv.pkg) {
 		return inv.releases[key{"HelmRelease", o.GetNamespace(), names.HelmRelease(inv.pkg, comp)}]
 	}
 	for _, hr := range inv.releases {

@@ -70,11 +70,12 @@ func (r *Reconciler) namespaceRefusals(ctx context.Context, p *v1alpha1.Package,
 	return out, nil
 }
 
-// plannedNamespaces returns the namespaces of ds's components, sorted.
+// plannedNamespaces returns the namespaces of ds's components and their
+// release storage namespace, sorted.
 func plannedNamespaces(ds []*desired) []string {
 	var out []string
 	for _, d := range ds {
-		out = append(out, d.component.Namespace)
+		out = append(out, d.component.Namespace, d.identity.StorageRole.Namespace)
 	}
 	return union(out)
 }

@@ -59,7 +59,7 @@ type desired struct {
 
 // objects returns the component's objects in creation order.
 func (d *desired) objects() []client.Object {
-	objs := []client.Object{d.identity.ServiceAccount, d.identity.Role, d.identity.RoleBinding}
+	objs := []client.Object{d.identity.ServiceAccount, d.identity.Role, d.identity.RoleBinding, d.identity.StorageRole, d.identity.StorageRoleBinding}
 	if d.identity.ClusterRole != nil {
 		objs = append(objs, d.identity.ClusterRole, d.identity.ClusterRoleBinding)
 	}
@@ -119,6 +119,7 @@ func build(p *plan, c plannedComponent, tenant bool) *desired {
 			Namespace:  v1alpha1.SystemNamespace,
 		},
 		ServiceAccountName: d.identity.ServiceAccount.Name,
+		StorageNamespace:   d.identity.StorageRole.Namespace,
 		DependsOn:          c.DependsOn,
 		Suspend:            p.held,
 		// DisableTakeOwnership: helm-controller v1.4 otherwise adopts

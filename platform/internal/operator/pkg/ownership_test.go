@@ -166,8 +166,8 @@ func TestBuildOwnsEveryObject(t *testing.T) {
 	}
 	d := build(pl, pl.components[0], false)
 	objs := d.objects()
-	if len(objs) != 7 {
-		t.Fatalf("%d objects, want SA, Role, RoleBinding, ClusterRole, ClusterRoleBinding, values, HelmRelease", len(objs))
+	if len(objs) != 9 {
+		t.Fatalf("%d objects, want SA, Role, RoleBinding, the storage Role and RoleBinding, ClusterRole, ClusterRoleBinding, values, HelmRelease", len(objs))
 	}
 	for _, o := range objs {
 		if !controlledBy(o, p) {

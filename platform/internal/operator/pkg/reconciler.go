@@ -215,8 +215,10 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package) (status.R
 	}
 	want := map[key]bool{}
 	for _, d := range ds {
-		if err := r.ensureNamespace(ctx, p.Name, d.component.Namespace); err != nil {
-			return status.Result{}, nil, 0, err
+		for _, ns := range []string{d.component.Namespace, d.identity.StorageRole.Namespace} {
+			if err := r.ensureNamespace(ctx, p.Name, ns); err != nil {
+				return status.Result{}, nil, 0, err
+			}
 		}
 		for _, obj := range d.objects() {
 			if err := r.apply(ctx, p, obj); err != nil {

@@ -5,7 +5,11 @@
 // Each enabled component gets, in its namespace, a ServiceAccount that its
 // HelmRelease names in spec.serviceAccountName (helm-controller impersonates
 // it for every Helm action), and a Role and RoleBinding granting exactly the
-// component's declared rules plus HelmStorageRule. A privileged component of
+// component's declared rules; and, in the Package's release storage
+// namespace (names.StorageNamespace, the HelmRelease's
+// spec.storageNamespace), a Role and RoleBinding granting HelmStorageRule,
+// so that no component reads every Secret of the namespace it installs
+// into (issue 15). A privileged component of
 // a Package with allowPrivileged also gets a ClusterRole and
 // ClusterRoleBinding with exactly its clusterRules. Nothing else: a chart
 // that renders anything its component did not declare fails to install
@@ -25,12 +29,14 @@ import (
 )
 
 // HelmStorageRule is what Helm needs, beyond the chart's own objects, to
-// keep the release in its namespace: its storage driver (helm.sh/helm/v3
+// keep a release's records: its storage driver (helm.sh/helm/v3
 // pkg/storage/driver.Secrets, helm-controller's default) gets, lists by
 // label, creates, updates and deletes Secrets named sh.helm.release.v1.*.
-// Kubernetes cannot narrow list or create by name, so the rule covers all
-// Secrets of the component's namespace; catalogs should give components
-// namespaces of their own.
+// Kubernetes cannot narrow list or create by name, so the rule is granted
+// only where the records are kept apart from everything else: a Package's
+// release storage namespace (names.StorageNamespace), and for application
+// releases the tenant namespace, whose Secrets the tenant's own charts
+// make.
 func HelmStorageRule() rbacv1.PolicyRule {
 	return rbacv1.PolicyRule{
 		APIGroups: []string{""},
@@ -43,9 +49,15 @@ func HelmStorageRule() rbacv1.PolicyRule {
 // cluster-scoped pair is nil unless the component is privileged and
 // declares clusterRules.
 type Identity struct {
-	ServiceAccount     *corev1.ServiceAccount
-	Role               *rbacv1.Role
-	RoleBinding        *rbacv1.RoleBinding
+	ServiceAccount *corev1.ServiceAccount
+	// Role and RoleBinding grant the component's rules in its namespace.
+	Role        *rbacv1.Role
+	RoleBinding *rbacv1.RoleBinding
+	// StorageRole and StorageRoleBinding grant HelmStorageRule in the
+	// Package's release storage namespace (names.StorageNamespace), where
+	// the HelmRelease keeps its records (spec.storageNamespace).
+	StorageRole        *rbacv1.Role
+	StorageRoleBinding *rbacv1.RoleBinding
 	ClusterRole        *rbacv1.ClusterRole
 	ClusterRoleBinding *rbacv1.ClusterRoleBinding
 }
@@ -65,12 +77,19 @@ func For(pkg string, comp v1alpha1.PackageComponent, meta metav1.ObjectMeta) Ide
 		return m
 	}
 	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: comp.Namespace}
-	rules := append([]rbacv1.PolicyRule{HelmStorageRule()}, deepCopyRules(comp.Rules)...)
+	storageMeta := nsMeta()
+	storageMeta.Namespace = names.StorageNamespace(pkg)
 	id := Identity{
 		ServiceAccount: &corev1.ServiceAccount{ObjectMeta: nsMeta()},
-		Role:           &rbacv1.Role{ObjectMeta: nsMeta(), Rules: rules},
+		Role:           &rbacv1.Role{ObjectMeta: nsMeta(), Rules: deepCopyRules(comp.Rules)},
 		RoleBinding: &rbacv1.RoleBinding{
 			ObjectMeta: nsMeta(),
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects:   []rbacv1.Subject{subject},
+		},
+		StorageRole: &rbacv1.Role{ObjectMeta: storageMeta, Rules: []rbacv1.PolicyRule{HelmStorageRule()}},
+		StorageRoleBinding: &rbacv1.RoleBinding{
+			ObjectMeta: *storageMeta.DeepCopy(),
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
 			Subjects:   []rbacv1.Subject{subject},
 		},

@@ -26,9 +26,20 @@ func TestForPlainComponent(t *testing.T) {
 	if id.ServiceAccount.Name != name || id.ServiceAccount.Namespace != "cozy-echo" {
 		t.Errorf("ServiceAccount %s/%s, want cozy-echo/%s", id.ServiceAccount.Namespace, id.ServiceAccount.Name, name)
 	}
-	want := []rbacv1.PolicyRule{HelmStorageRule(), cmRule}
+	want := []rbacv1.PolicyRule{cmRule}
 	if diff := cmp.Diff(want, id.Role.Rules); diff != "" {
-		t.Errorf("Role rules: exactly the declared rules plus Helm storage (-want +got):\n%s", diff)
+		t.Errorf("Role rules: exactly the declared rules (-want +got):\n%s", diff)
+	}
+	// Helm's records: only in the Package's release storage namespace.
+	storage := names.StorageNamespace("demo")
+	if id.StorageRole.Namespace != storage || id.StorageRoleBinding.Namespace != storage {
+		t.Errorf("storage Role in %s, binding in %s, want %s", id.StorageRole.Namespace, id.StorageRoleBinding.Namespace, storage)
+	}
+	if diff := cmp.Diff([]rbacv1.PolicyRule{HelmStorageRule()}, id.StorageRole.Rules); diff != "" {
+		t.Errorf("storage Role rules (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: "cozy-echo"}}, id.StorageRoleBinding.Subjects); diff != "" {
+		t.Errorf("storage RoleBinding subjects (-want +got):\n%s", diff)
 	}
 	wantBinding := rbacv1.RoleBinding{
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
@@ -46,7 +57,7 @@ func TestForPlainComponent(t *testing.T) {
 		}
 	}
 	// The caller's rules must not alias the catalog's.
-	id.Role.Rules[1].Verbs[0] = "mutated"
+	id.Role.Rules[0].Verbs[0] = "mutated"
 	if comp.Rules[0].Verbs[0] != "get" {
 		t.Error("For aliases the component's rules")
 	}
@@ -73,7 +84,7 @@ func TestForPrivilegedComponent(t *testing.T) {
 	if id.ClusterRoleBinding.RoleRef.Kind != "ClusterRole" || id.ClusterRoleBinding.RoleRef.Name != cname {
 		t.Errorf("ClusterRoleBinding roleRef %+v", id.ClusterRoleBinding.RoleRef)
 	}
-	if diff := cmp.Diff([]rbacv1.PolicyRule{HelmStorageRule(), cmRule}, id.Role.Rules); diff != "" {
+	if diff := cmp.Diff([]rbacv1.PolicyRule{cmRule}, id.Role.Rules); diff != "" {
 		t.Errorf("Role rules (-want +got):\n%s", diff)
 	}
 }
