@@ -423,3 +423,41 @@ func TestApplicationsHoldOnlyTheirCatalogsRights(t *testing.T) {
 		return nil
 	})
 }
+
+// TestFormerTenantNamespaceIsUnbound: a namespace that stops being a
+// tenant namespace (its tenant label removed) loses the tenant
+// RoleBindings, the installers and the Tenant chart's ClusterRoleBinding.
+func TestFormerTenantNamespaceIsUnbound(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, _ := setupPlatform(t, ctx)
+	publishTestCatalog(t, ctx, c)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-former", Labels: map[string]string{v1alpha1.LabelTenant: "former"}}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	waitBound(t, ctx, c, "tenant-former")
+	if err := c.Get(ctx, client.ObjectKey{Name: "cozy:tenant-installer:tenant-former"}, &rbacv1.ClusterRoleBinding{}); err != nil {
+		t.Fatal(err)
+	}
+	orig := ns.DeepCopy()
+	delete(ns.Labels, v1alpha1.LabelTenant)
+	if err := c.Patch(ctx, ns, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, "tenant-former unbound", func() error {
+		var rbs rbacv1.RoleBindingList
+		if err := c.List(ctx, &rbs, client.InNamespace("tenant-former")); err != nil {
+			return err
+		}
+		var sas corev1.ServiceAccountList
+		if err := c.List(ctx, &sas, client.InNamespace("tenant-former"), client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController}); err != nil {
+			return err
+		}
+		err := c.Get(ctx, client.ObjectKey{Name: "cozy:tenant-installer:tenant-former"}, &rbacv1.ClusterRoleBinding{})
+		if len(rbs.Items) > 0 || len(sas.Items) > 0 || !apierrors.IsNotFound(err) {
+			return fmt.Errorf("%d RoleBindings, %d ServiceAccounts, ClusterRoleBinding: %v", len(rbs.Items), len(sas.Items), err)
+		}
+		return nil
+	})
+}

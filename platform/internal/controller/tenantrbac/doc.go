@@ -23,5 +23,6 @@
 //
 // Objects are written with server-side apply and labelled
 // app.kubernetes.io/managed-by=cozystack-controller; a namespace's objects
-// are reconciled again when it or an ancestor changes.
+// are reconciled again when it or an ancestor changes, and deleted when it
+// stops being a tenant namespace.
 package tenantrbac

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -50,10 +51,17 @@ func CacheByObject() map[client.Object]cache.ByObject {
 // CacheByObject.
 func Setup(mgr ctrl.Manager) error {
 	r := &reconciler{client: mgr.GetClient()}
-	isTenant := predicate.NewPredicateFuncs(func(obj client.Object) bool {
+	tenant := func(obj client.Object) bool {
 		_, ok := obj.GetLabels()[v1alpha1.LabelTenant]
 		return ok
-	})
+	}
+	// A namespace that stops being a tenant matters too: it is unbound.
+	isTenant := predicate.Funcs{
+		CreateFunc:  func(e event.CreateEvent) bool { return tenant(e.Object) },
+		DeleteFunc:  func(e event.DeleteEvent) bool { return tenant(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return tenant(e.ObjectOld) || tenant(e.ObjectNew) },
+		GenericFunc: func(e event.GenericEvent) bool { return tenant(e.Object) },
+	}
 	// A namespace's change concerns its descendants too (their subjects
 	// hold its groups).
 	withDescendants := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -191,10 +199,15 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	} else if err != nil {
 		return reconcile.Result{}, err
 	}
-	if _, ok := ns.Labels[v1alpha1.LabelTenant]; !ok || ns.DeletionTimestamp != nil {
-		// Not (or no longer) a tenant: what was written here goes with
-		// the namespace (the ClusterRoleBinding is owned by it).
+	if ns.DeletionTimestamp != nil {
+		// What was written here goes with the namespace (the
+		// ClusterRoleBinding is owned by it).
 		return reconcile.Result{}, nil
+	}
+	if _, ok := ns.Labels[v1alpha1.LabelTenant]; !ok {
+		// No longer a tenant: no tenant group or installer keeps rights
+		// here.
+		return reconcile.Result{}, r.unbind(ctx, ns.Name)
 	}
 	ancestors, err := Ancestors(ctx, r.client, ns)
 	if err != nil {
@@ -259,6 +272,33 @@ func (r *reconciler) prune(ctx context.Context, ns string, want []client.Object)
 	for _, o := range stale {
 		if err := r.client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("delete %s in %s: %w", o.GetName(), ns, err)
+		}
+	}
+	return nil
+}
+
+// unbind deletes what this package wrote for namespace ns: its
+// RoleBindings, ServiceAccounts and the Tenant chart's ClusterRoleBinding.
+func (r *reconciler) unbind(ctx context.Context, ns string) error {
+	sel := client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController}
+	var rbs rbacv1.RoleBindingList
+	if err := r.client.List(ctx, &rbs, client.InNamespace(ns), sel); err != nil {
+		return err
+	}
+	var sas corev1.ServiceAccountList
+	if err := r.client.List(ctx, &sas, client.InNamespace(ns), sel); err != nil {
+		return err
+	}
+	objs := []client.Object{&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: TenantInstallerBindingName(ns)}}}
+	for i := range rbs.Items {
+		objs = append(objs, &rbs.Items[i])
+	}
+	for i := range sas.Items {
+		objs = append(objs, &sas.Items[i])
+	}
+	for _, o := range objs {
+		if err := r.client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete %s of former tenant namespace %s: %w", o.GetName(), ns, err)
 		}
 	}
 	return nil
