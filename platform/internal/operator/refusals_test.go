@@ -533,3 +533,28 @@ func TestDuplicateCatalogName(t *testing.T) {
 	waitPackage(t, "dupa", "still Installed", packageReady(True, v1alpha1.ReasonInstalled))
 	waitSource(t, "dupa", "still Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
 }
+
+// TestOversizedStatus (issue 15, part 6): a catalog whose declarations
+// would not fit in the PackageSource's status (a component with 1600 KiB of
+// values) is refused with a short condition naming the largest part, its
+// status is written (no re-pull loop without a word), and nothing is
+// published.
+func TestOversizedStatus(t *testing.T) {
+	start(t)
+	big := strings.Repeat("x", 1600<<10) // over etcd's 1.5 MiB
+	dir := componentCatalog(t, "oversized", "1.0.0", "e2e-oversized", "x", "\n        values: {blob: "+big+"}")
+	push(t, dir, "e2e/oversized", "1.0.0")
+	create(t, ociSource("oversized", "e2e/oversized", "1.0.0"))
+	ps := waitSource(t, "oversized", "InvalidArtifact", sourceReady(False, v1alpha1.ReasonInvalidArtifact))
+	msg := ready(ps.Status.Conditions).Message
+	mustContain(t, "message", msg, "the catalog's declarations take", "the largest is variants[0].components[0] (web) at 1600 KiB", "none of its charts was published")
+	if len(msg) > 1000 {
+		t.Errorf("the condition's message is %d bytes, want a short one", len(msg))
+	}
+	if len(ps.Status.Variants) != 0 {
+		t.Errorf("status.variants holds %d variants of the refused catalog", len(ps.Status.Variants))
+	}
+	if eas := artifactsOf(t, "oversized"); len(eas) > 0 {
+		t.Errorf("the refused PackageSource published %d ExternalArtifacts", len(eas))
+	}
+}

@@ -29,8 +29,10 @@ package packagesource
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -164,6 +166,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		objs, err := installObjects(served, ps.Name)
 		var conflict *definitions.ConflictError
 		if err == nil {
+			err = checkStatusSize(served.Catalog)
+		}
+		if err == nil {
 			err = r.uniqueCatalog(ctx, &ps, served.Catalog.Name)
 		}
 		if err == nil {
@@ -175,7 +180,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				Message: fmt.Sprintf("the definitions of %s: %v; none of its charts was published", served.Revision(), err)}
 		case errors.Is(err, errBound):
 			result = status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonInvalidArtifact,
-				Message: fmt.Sprintf("the definitions of %s: %v; nothing of them was installed and none of its charts was published", served.Revision(), err)}
+				Message: fmt.Sprintf("revision %s is refused: %v; nothing of it was installed and none of its charts was published", served.Revision(), err)}
 		case err != nil:
 			return ctrl.Result{}, err
 		}
@@ -210,9 +215,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if served != nil {
 		info := served.Catalog.CatalogInfo
 		ps.Status.Catalog = &info
-		ps.Status.Libraries = served.Catalog.Libraries
-		ps.Status.Variants = served.Catalog.Variants
-		ps.Status.Applications = served.Catalog.Applications
+		ps.Status.Libraries, ps.Status.Variants, ps.Status.Applications = nil, nil, nil
+		if checkStatusSize(served.Catalog) == nil {
+			ps.Status.Libraries = served.Catalog.Libraries
+			ps.Status.Variants = served.Catalog.Variants
+			ps.Status.Applications = served.Catalog.Applications
+		}
 	}
 	r.event(&ps, result)
 	status.Apply(&ps.Status.Conditions, ps.Generation, result)
@@ -525,4 +533,42 @@ func older(a, b *v1alpha1.PackageSource) bool {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}
 	return a.Name < b.Name
+}
+
+// MaxStatusBytes bounds the JSON of what a PackageSource's status copies
+// from its catalog (libraries, variants, applications): etcd refuses an
+// object over about 1.5 MiB, and a status that cannot be written would
+// leave the source re-pulling with no word of why (issue 15).
+const MaxStatusBytes = 512 << 10
+
+// checkStatusSize returns an error wrapping errBound when catalog c's
+// declarations would not fit in the status, naming the largest part (a
+// component, an application or the libraries) and its size.
+func checkStatusSize(c *artifact.Catalog) error {
+	type part struct {
+		name string
+		size int
+	}
+	var parts []part
+	total := 0
+	add := func(name string, v any) {
+		raw, _ := json.Marshal(v)
+		parts = append(parts, part{name, len(raw)})
+		total += len(raw)
+	}
+	add("libraries", c.Libraries)
+	for i, v := range c.Variants {
+		for j, comp := range v.Components {
+			add(fmt.Sprintf("variants[%d].components[%d] (%s)", i, j, comp.Name), comp)
+		}
+	}
+	for i, a := range c.Applications {
+		add(fmt.Sprintf("applications[%d] (%s)", i, a.Name), a)
+	}
+	if total <= MaxStatusBytes {
+		return nil
+	}
+	largest := slices.MaxFunc(parts, func(a, b part) int { return a.size - b.size })
+	return fmt.Errorf("%w: the catalog's declarations take %d KiB, over the %d KiB a PackageSource's status holds; the largest is %s at %d KiB (its values, most likely): the catalog's author must declare less", errBound,
+		total>>10, MaxStatusBytes>>10, largest.name, largest.size>>10)
 }
