@@ -247,6 +247,9 @@ func TestApplicationChartsInstallWithTheTenantsRights(t *testing.T) {
 	if want := v1alpha1.CatalogInstallerServiceAccount(testSource); hr.Spec.ServiceAccountName != want {
 		t.Errorf("HelmRelease esc-up: serviceAccountName %q, want %q", hr.Spec.ServiceAccountName, want)
 	}
+	if !hr.Spec.Install.DisableHooks || !hr.Spec.Upgrade.DisableHooks || hr.Spec.Uninstall == nil || !hr.Spec.Uninstall.DisableHooks {
+		t.Errorf("HelmRelease esc-up runs Helm hooks, which bypass ownership: %+v %+v %+v", hr.Spec.Install, hr.Spec.Upgrade, hr.Spec.Uninstall)
+	}
 	if err := c.Get(ctx, client.ObjectKey{Name: "esc-up-everything"}, &rbacv1.ClusterRole{}); !apierrors.IsNotFound(err) {
 		t.Errorf("ClusterRole esc-up-everything: %v, want NotFound", err)
 	}

@@ -558,3 +558,78 @@ func TestOversizedStatus(t *testing.T) {
 		t.Errorf("the refused PackageSource published %d ExternalArtifacts", len(eas))
 	}
 }
+
+// TestHooksNeverRun (issue 15, part 5): Helm creates hook objects outside
+// the release's ownership checks, and a before-hook-creation hook deletes
+// whatever holds its name. A privileged Package's pre-install hook named
+// after another Package's ConfigMap does not run: that ConfigMap keeps its
+// UID and content, and both Packages install.
+func TestHooksNeverRun(t *testing.T) {
+	start(t)
+	c := k(t)
+	push(t, simpleCatalog(t, "hookowner", "1.0.0", "e2e-hook-owner", "mine"), "e2e/hookowner", "1.0.0")
+	create(t, ociSource("hookowner", "e2e/hookowner", "1.0.0"))
+	create(t, newPackage("hookowner", "hookowner", "", false))
+	waitPackage(t, "hookowner", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
+	var target corev1.ConfigMap
+	var found bool
+	var list corev1.ConfigMapList
+	if err := c.List(ctxT(t), &list, client.InNamespace("e2e-hook-owner")); err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range list.Items {
+		if cm.Labels[names.LabelManagedBy] != names.ManagedBy && cm.Annotations["meta.helm.sh/release-name"] != "" {
+			target, found = cm, true
+		}
+	}
+	if !found {
+		t.Fatal("the owner's chart rendered no ConfigMap")
+	}
+
+	hook := fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %s
+  namespace: e2e-hook-owner
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+    helm.sh/hook-delete-policy: before-hook-creation
+data:
+  stolen: "yes"
+`, target.Name)
+	dir := writeCatalog(t, `apiVersion: cozystack.io/v1alpha1
+kind: Catalog
+name: hooker
+version: 1.0.0
+minPlatformVersion: 0.1.0
+variants:
+  - name: default
+    components:
+      - name: web
+        chart: charts/web
+        namespace: e2e-hooker
+        privileged: true
+        clusterRules:
+          - apiGroups: [""]
+            resources: [configmaps]
+            verbs: [get, list, watch, create, update, patch, delete]`+configMapRule+`
+`, chart{dir: "charts/web", templates: map[string]string{"hook.yaml": hook, "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-own\n"}})
+	push(t, dir, "e2e/hooker", "1.0.0")
+	create(t, ociSource("hooker", "e2e/hooker", "1.0.0"))
+	create(t, newPackage("hooker", "hooker", "", true))
+	waitPackage(t, "hooker", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
+	var after corev1.ConfigMap
+	if err := c.Get(ctxT(t), client.ObjectKeyFromObject(&target), &after); err != nil {
+		t.Fatalf("the owner's ConfigMap: %v", err)
+	}
+	if after.UID != target.UID || after.Data["stolen"] != "" {
+		t.Errorf("the hook replaced the owner's ConfigMap %s: UID %s -> %s, data %v", target.Name, target.UID, after.UID, after.Data)
+	}
+	hr, err := helmRelease(t, "hooker", "web", "e2e-hooker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hr.Spec.Install.DisableHooks || !hr.Spec.Upgrade.DisableHooks || !hr.Spec.Uninstall.DisableHooks {
+		t.Errorf("HelmRelease of hooker: hooks enabled: %+v %+v %+v", hr.Spec.Install, hr.Spec.Upgrade, hr.Spec.Uninstall)
+	}
+}

@@ -125,16 +125,22 @@ func build(p *plan, c plannedComponent, tenant bool) *desired {
 		// DisableTakeOwnership: helm-controller v1.4 otherwise adopts
 		// objects another release owns (Helm's --take-ownership), and
 		// uninstalling this release would then delete them.
+		// DisableHooks: Helm creates hook objects outside the release's
+		// ownership checks (a before-hook-creation hook deletes whatever
+		// holds its name), so no hook runs (issue 15).
 		Install: &helmv2.Install{
 			CRDs:                 helmv2.Create,
 			DisableTakeOwnership: true,
+			DisableHooks:         true,
 			Remediation:          &helmv2.InstallRemediation{Retries: 0},
 		},
 		Upgrade: &helmv2.Upgrade{
 			CRDs:                 helmv2.CreateReplace,
 			DisableTakeOwnership: true,
+			DisableHooks:         true,
 		},
-		Uninstall: &helmv2.Uninstall{KeepHistory: false},
+		Rollback:  &helmv2.Rollback{DisableHooks: true},
+		Uninstall: &helmv2.Uninstall{KeepHistory: false, DisableHooks: true},
 	}
 	if d.values != nil {
 		hr.Spec.ValuesFrom = append(hr.Spec.ValuesFrom, meta.ValuesReference{

@@ -152,16 +152,23 @@ func ToHelmRelease(k *kinds.Kind, app *unstructured.Unstructured) (*helmv2.HelmR
 			// --take-ownership, which helm-controller v1.4 uses unless
 			// told not to): a colliding install fails with Conflict and
 			// the owner's object stays untouched.
+			// No hooks: Helm creates hook objects outside the release's
+			// ownership checks (a before-hook-creation hook deletes
+			// whatever holds its name, another application's object too).
 			Install: &helmv2.Install{
 				Timeout:              k.Release.InstallTimeout,
 				DisableWait:          k.Release.InstallDisableWait,
 				DisableTakeOwnership: true,
+				DisableHooks:         true,
 			},
 			Upgrade: &helmv2.Upgrade{
 				Timeout:              k.Release.UpgradeTimeout,
 				DisableWait:          k.Release.UpgradeDisableWait,
 				DisableTakeOwnership: true,
+				DisableHooks:         true,
 			},
+			Rollback:  &helmv2.Rollback{DisableHooks: true},
+			Uninstall: &helmv2.Uninstall{DisableHooks: true},
 		},
 	}
 	if r := k.Release.InstallRetries; r != nil {
