@@ -249,7 +249,23 @@ func (r *reconciler) prune(ctx context.Context, ns string, want []client.Object)
 	for _, o := range want {
 		keep[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName()] = true
 	}
-	sel := client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController, labelCatalogInstaller: "true"}
+	return r.deleteWritten(ctx, ns, client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController, labelCatalogInstaller: "true"}, keep)
+}
+
+// unbind deletes what this package wrote for namespace ns: its
+// RoleBindings, ServiceAccounts and the Tenant chart's ClusterRoleBinding.
+func (r *reconciler) unbind(ctx context.Context, ns string) error {
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: TenantInstallerBindingName(ns)}}
+	if err := r.client.Delete(ctx, crb); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("delete %s of former tenant namespace %s: %w", crb.Name, ns, err)
+	}
+	return r.deleteWritten(ctx, ns, client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController}, nil)
+}
+
+// deleteWritten deletes the ServiceAccounts and RoleBindings of namespace
+// ns that sel selects, but those keep names ("ServiceAccount/<name>",
+// "RoleBinding/<name>").
+func (r *reconciler) deleteWritten(ctx context.Context, ns string, sel client.MatchingLabels, keep map[string]bool) error {
 	var sas corev1.ServiceAccountList
 	if err := r.client.List(ctx, &sas, client.InNamespace(ns), sel); err != nil {
 		return err
@@ -272,33 +288,6 @@ func (r *reconciler) prune(ctx context.Context, ns string, want []client.Object)
 	for _, o := range stale {
 		if err := r.client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("delete %s in %s: %w", o.GetName(), ns, err)
-		}
-	}
-	return nil
-}
-
-// unbind deletes what this package wrote for namespace ns: its
-// RoleBindings, ServiceAccounts and the Tenant chart's ClusterRoleBinding.
-func (r *reconciler) unbind(ctx context.Context, ns string) error {
-	sel := client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController}
-	var rbs rbacv1.RoleBindingList
-	if err := r.client.List(ctx, &rbs, client.InNamespace(ns), sel); err != nil {
-		return err
-	}
-	var sas corev1.ServiceAccountList
-	if err := r.client.List(ctx, &sas, client.InNamespace(ns), sel); err != nil {
-		return err
-	}
-	objs := []client.Object{&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: TenantInstallerBindingName(ns)}}}
-	for i := range rbs.Items {
-		objs = append(objs, &rbs.Items[i])
-	}
-	for i := range sas.Items {
-		objs = append(objs, &sas.Items[i])
-	}
-	for _, o := range objs {
-		if err := r.client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("delete %s of former tenant namespace %s: %w", o.GetName(), ns, err)
 		}
 	}
 	return nil

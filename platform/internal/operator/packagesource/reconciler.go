@@ -162,16 +162,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// the definitions: the kinds appear once their charts are published,
 	// and a revision whose definitions are refused publishes nothing
 	// (issue 15: all or nothing).
+	// fits says whether the served catalog's declarations fit in the
+	// status (checkStatusSize), computed once for the check and for the
+	// status below.
+	fits := true
 	if served != nil {
 		objs, err := installObjects(served, ps.Name)
 		var conflict *definitions.ConflictError
+		sizeErr := checkStatusSize(served.Catalog)
+		fits = sizeErr == nil
 		if err == nil {
-			err = checkStatusSize(served.Catalog)
+			err = sizeErr
 		}
 		if err == nil {
 			err = r.uniqueCatalog(ctx, &ps, served.Catalog.Name)
 		}
 		if err == nil {
+			// Checked before publishing, so a refused revision publishes
+			// nothing; Install checks again, as it writes, for an object
+			// that appeared while the charts were published.
 			err = definitions.Guard(ctx, r.Client, ps.Name, objs)
 		}
 		switch {
@@ -216,7 +225,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		info := served.Catalog.CatalogInfo
 		ps.Status.Catalog = &info
 		ps.Status.Libraries, ps.Status.Variants, ps.Status.Applications = nil, nil, nil
-		if checkStatusSize(served.Catalog) == nil {
+		if fits {
 			ps.Status.Libraries = served.Catalog.Libraries
 			ps.Status.Variants = served.Catalog.Variants
 			ps.Status.Applications = served.Catalog.Applications
