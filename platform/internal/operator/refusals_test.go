@@ -142,11 +142,28 @@ func TestUnsafeArchive(t *testing.T) {
 
 	create(t, layoutSource("evil", dir, "1.0.0"))
 	ps := waitSource(t, "evil", "UnsafeArchive", sourceReady(False, v1alpha1.ReasonUnsafeArchive))
-	mustContain(t, "message", ready(ps.Status.Conditions).Message, "evil/../../escape.txt", "path traversal", "charts/evil")
+	mustContain(t, "message", ready(ps.Status.Conditions).Message, "evil/../../escape.txt", "path traversal", "charts/evil",
+		m.Digest.String()+" is not pulled again until the tag moves", "attempt 1 failed, the next in 10s")
 	expectNothingPublished(t, ps)
 	if _, err := os.Stat(filepath.Join(storeDir, "blobs", "sha256", m.Digest.Encoded())); !os.IsNotExist(err) {
 		t.Errorf("the unsafe artifact was stored (stat: %v)", err)
 	}
+
+	// Issue 15, part 6: the refused revision is not pulled again, and the
+	// retries back off visibly. With the chart gone from the layout, a
+	// second pull would fail otherwise (PullFailed).
+	if err := os.Remove(filepath.Join(dir, "blobs", "sha256", layer.Digest.Encoded())); err != nil {
+		t.Fatal(err)
+	}
+	ps = waitSource(t, "evil", "a second attempt", func(ps *v1alpha1.PackageSource) bool {
+		c := ready(ps.Status.Conditions)
+		return c != nil && strings.Contains(c.Message, "attempt 2 failed")
+	})
+	c := ready(ps.Status.Conditions)
+	if c.Reason != v1alpha1.ReasonUnsafeArchive {
+		t.Errorf("second attempt: %s: %s, want the refusal kept without a pull", c.Reason, c.Message)
+	}
+	mustContain(t, "message", c.Message, "path traversal", "the next in 20s")
 }
 
 // TestRequirementsNotMet: an unmet platform version and an unmet property

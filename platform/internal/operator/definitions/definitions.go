@@ -17,9 +17,17 @@
 // the annotation with the source's exact name; an object of the same name
 // that another source, or a person, created is never overwritten (a
 // *ConflictError, and nothing of the revision is applied). The objects get
-// no owner reference: deleting a PackageSource leaves its kinds served, as
-// it leaves installed Packages running, so tenants' applications never
-// vanish from the API because a source was removed.
+// no owner reference to the source: deleting a PackageSource leaves its
+// kinds served, as it leaves installed Packages running, so tenants'
+// applications never vanish from the API because a source was removed. A
+// policy is owned by the definitions whose kinds it matches (and a binding
+// by its policy), so it never outlives the kinds it guards.
+//
+// Kinds belong to catalogs (Guard): a definition claiming a name another
+// catalog's definition holds refuses its whole revision, so a kind moves
+// to another catalog only when its holder stops shipping it, and an
+// application installed from one catalog's chart is never switched to
+// another's by cozystack-api (contract K1, "Who serves a kind").
 //
 // That makes this the one place where the operator decides ownership by an
 // annotation rather than a controller reference with the owner's UID (the
@@ -42,6 +50,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -110,11 +119,26 @@ func Install(ctx context.Context, c client.Client, source string, objs []*unstru
 		return rank(ordered[i].GroupVersionKind()) < rank(ordered[j].GroupVersionKind())
 	})
 	var errs []error
+	// applied holds the owner reference of each applied definition (by
+	// plural) and policy (by name): a policy is owned by the definitions
+	// whose kinds it matches and a binding by its policy, so the garbage
+	// collector removes a policy with the last kind it guards, however
+	// that kind goes (issue 15, part 5).
+	applied := map[string][]metav1.OwnerReference{}
 	for _, o := range ordered {
 		obj := owned(o, source)
+		obj.SetOwnerReferences(ownersOf(obj, applied))
 		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			errs = append(errs, fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err))
 			continue
+		}
+		ref := metav1.OwnerReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID()}
+		switch obj.GroupVersionKind() {
+		case Kinds[0]:
+			plural, _, _ := unstructured.NestedString(obj.Object, "spec", "application", "plural")
+			applied["plural/"+plural] = append(applied["plural/"+plural], ref)
+		case Kinds[1]:
+			applied["policy/"+obj.GetName()] = []metav1.OwnerReference{ref}
 		}
 		res.Applied = append(res.Applied, o.GetKind()+" "+o.GetName())
 	}
@@ -147,13 +171,17 @@ func Install(ctx context.Context, c client.Client, source string, objs []*unstru
 }
 
 // Guard returns a *ConflictError when an object of objs exists and is not
-// PackageSource source's, or when a ValidatingAdmissionPolicy of objs
-// matches a plural that someone else's ApplicationDefinition declares: a
-// catalog's policy acts only on its own kinds, so a decoy definition with
-// another catalog's plural (never served) brings no policy that denies
-// that catalog's applications. It writes nothing; the PackageSource
-// reconciler calls it before publishing a revision, so a refused revision
-// publishes nothing either.
+// PackageSource source's; when an ApplicationDefinition of objs claims a
+// name another owner's ApplicationDefinition holds (its plural, singular,
+// short names or kind, the names cozystack-api resolves); or when a
+// ValidatingAdmissionPolicy of objs matches a plural someone else's
+// ApplicationDefinition holds. A kind never moves between catalogs by
+// creation order: it stays with the catalog whose definition holds it
+// until that catalog stops shipping it (issue 15, part 5), and a decoy
+// definition with another catalog's plural brings neither a competing
+// kind nor a policy that denies that catalog's applications. Guard writes
+// nothing; the PackageSource reconciler calls it before publishing a
+// revision, so a refused revision publishes nothing either.
 func Guard(ctx context.Context, c client.Client, source string, objs []*unstructured.Unstructured) error {
 	var conflicts []string
 	for _, o := range objs {
@@ -165,45 +193,87 @@ func Guard(ctx context.Context, c client.Client, source string, objs []*unstruct
 		case err != nil:
 			return err
 		case cur.GetAnnotations()[names.AnnotationPackageSource] != source:
-			owner := cur.GetAnnotations()[names.AnnotationPackageSource]
-			if owner == "" {
-				owner = "not installed by a PackageSource"
-			} else {
-				owner = "PackageSource " + owner
-			}
-			conflicts = append(conflicts, fmt.Sprintf("%s %s (%s)", o.GetKind(), o.GetName(), owner))
+			conflicts = append(conflicts, fmt.Sprintf("%s %s (%s)", o.GetKind(), o.GetName(), ownerOf(cur)))
 		}
 	}
-	foreign, err := foreignPlurals(ctx, c, source)
+	foreign, err := foreignClaims(ctx, c, source)
 	if err != nil {
 		return err
 	}
 	for _, o := range objs {
-		if o.GroupVersionKind() != Kinds[1] {
-			continue
-		}
-		rules, _, _ := unstructured.NestedSlice(o.Object, "spec", "matchConstraints", "resourceRules")
-		for _, r := range rules {
-			m, _ := r.(map[string]any)
-			resources, _, _ := unstructured.NestedStringSlice(m, "resources")
-			for _, res := range resources {
-				plural, _, _ := strings.Cut(res, "/")
-				if owner, ok := foreign[plural]; ok {
-					conflicts = append(conflicts, fmt.Sprintf("ValidatingAdmissionPolicy %s (it matches %s, the kind of %s)", o.GetName(), plural, owner))
+		switch o.GroupVersionKind() {
+		case Kinds[0]:
+			for _, cl := range claims(o) {
+				// A definition of the same name is a conflict already.
+				if h, ok := foreign[cl]; ok && h.name != o.GetName() {
+					conflicts = append(conflicts, fmt.Sprintf("ApplicationDefinition %s (its %s is held by %s)", o.GetName(), cl, h))
+				}
+			}
+		case Kinds[1]:
+			rules, _, _ := unstructured.NestedSlice(o.Object, "spec", "matchConstraints", "resourceRules")
+			for _, r := range rules {
+				m, _ := r.(map[string]any)
+				resources, _, _ := unstructured.NestedStringSlice(m, "resources")
+				for _, res := range resources {
+					plural, _, _ := strings.Cut(res, "/")
+					if h, ok := foreign[resourceClaim(plural)]; ok {
+						conflicts = append(conflicts, fmt.Sprintf("ValidatingAdmissionPolicy %s (it matches %s, the kind of %s)", o.GetName(), plural, h))
+					}
 				}
 			}
 		}
 	}
 	if len(conflicts) > 0 {
 		sort.Strings(conflicts)
-		return &ConflictError{Objects: conflicts}
+		return &ConflictError{Objects: slices.Compact(conflicts)}
 	}
 	return nil
 }
 
-// foreignPlurals returns the plurals of the ApplicationDefinitions that are
-// not PackageSource source's, each with its owner.
-func foreignPlurals(ctx context.Context, c client.Client, source string) (map[string]string, error) {
+// ownerOf describes who installed cur, by its annotation.
+func ownerOf(cur *unstructured.Unstructured) string {
+	if owner := cur.GetAnnotations()[names.AnnotationPackageSource]; owner != "" {
+		return "PackageSource " + owner
+	}
+	return "not installed by a PackageSource"
+}
+
+// claims are the names an ApplicationDefinition claims, in cozystack-api's
+// two name spaces (platform/internal/apiserver/kinds, Resolve): resource
+// names (plural, singular, short names) and the kind, lower-cased.
+func claims(ad *unstructured.Unstructured) []string {
+	app, _, _ := unstructured.NestedMap(ad.Object, "spec", "application")
+	var out []string
+	for _, f := range []string{"plural", "singular"} {
+		if n, _ := app[f].(string); n != "" {
+			out = append(out, resourceClaim(n))
+		}
+	}
+	short, _, _ := unstructured.NestedStringSlice(app, "shortNames")
+	for _, n := range short {
+		out = append(out, resourceClaim(n))
+	}
+	if kind, _ := app["kind"].(string); kind != "" {
+		out = append(out, "kind "+strings.ToLower(kind))
+	}
+	return out
+}
+
+func resourceClaim(name string) string { return fmt.Sprintf("resource name %q", name) }
+
+// holder is the ApplicationDefinition holding a name, and its owner.
+type holder struct{ name, owner string }
+
+func (h holder) String() string {
+	if h.owner == "" {
+		return "ApplicationDefinition " + h.name + ", not installed by a PackageSource"
+	}
+	return "ApplicationDefinition " + h.name + " of PackageSource " + h.owner
+}
+
+// foreignClaims maps every name (claims) an ApplicationDefinition that is
+// not PackageSource source's claims to that definition.
+func foreignClaims(ctx context.Context, c client.Client, source string) (map[string]holder, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(Kinds[0].GroupVersion().WithKind(Kinds[0].Kind + "List"))
 	if err := c.List(ctx, list); err != nil {
@@ -212,17 +282,15 @@ func foreignPlurals(ctx context.Context, c client.Client, source string) (map[st
 		}
 		return nil, err
 	}
-	out := map[string]string{}
-	for _, ad := range list.Items {
+	out := map[string]holder{}
+	for i := range list.Items {
+		ad := &list.Items[i]
 		owner := ad.GetAnnotations()[names.AnnotationPackageSource]
 		if owner == source {
 			continue
 		}
-		plural, _, _ := unstructured.NestedString(ad.Object, "spec", "application", "plural")
-		if owner == "" {
-			out[plural] = "ApplicationDefinition " + ad.GetName() + ", not installed by a PackageSource"
-		} else {
-			out[plural] = "ApplicationDefinition " + ad.GetName() + " of PackageSource " + owner
+		for _, cl := range claims(ad) {
+			out[cl] = holder{ad.GetName(), owner}
 		}
 	}
 	return out, nil
@@ -275,6 +343,33 @@ func CheckBound(objs []*unstructured.Unstructured, source string, applications [
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ownersOf returns the owner references of obj among applied (see
+// Install): for a policy, the definitions serving the plurals it matches;
+// for a binding, its policy; nil for anything else.
+func ownersOf(obj *unstructured.Unstructured, applied map[string][]metav1.OwnerReference) []metav1.OwnerReference {
+	var out []metav1.OwnerReference
+	switch obj.GroupVersionKind() {
+	case Kinds[1]:
+		rules, _, _ := unstructured.NestedSlice(obj.Object, "spec", "matchConstraints", "resourceRules")
+		for _, r := range rules {
+			m, _ := r.(map[string]any)
+			resources, _, _ := unstructured.NestedStringSlice(m, "resources")
+			for _, res := range resources {
+				plural, _, _ := strings.Cut(res, "/")
+				for _, ref := range applied["plural/"+plural] {
+					if !slices.ContainsFunc(out, func(o metav1.OwnerReference) bool { return o.UID == ref.UID }) {
+						out = append(out, ref)
+					}
+				}
+			}
+		}
+	case Kinds[2]:
+		policy, _, _ := unstructured.NestedString(obj.Object, "spec", "policyName")
+		out = applied["policy/"+policy]
+	}
+	return out
 }
 
 // owned returns a copy of o labelled and annotated as source's, without

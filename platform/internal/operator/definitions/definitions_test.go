@@ -99,8 +99,21 @@ func TestInstall(t *testing.T) {
 			got.GetLabels()[names.LabelManagedBy] != names.ManagedBy {
 			t.Errorf("%s %s: labels %v annotations %v, want the source's", o.GetKind(), o.GetName(), got.GetLabels(), got.GetAnnotations())
 		}
-		if len(got.GetOwnerReferences()) != 0 {
-			t.Errorf("%s %s has owner references %v: deleting the source would remove its kinds", o.GetKind(), o.GetName(), got.GetOwnerReferences())
+		// The kinds have no owner (deleting the source keeps them); a
+		// policy is owned by the kind it matches, a binding by its policy.
+		var wantOwner string
+		switch o {
+		case vap:
+			wantOwner = "ApplicationDefinition/web"
+		case binding:
+			wantOwner = "ValidatingAdmissionPolicy/web-names.acme.io"
+		}
+		var owners []string
+		for _, ref := range got.GetOwnerReferences() {
+			owners = append(owners, ref.Kind+"/"+ref.Name)
+		}
+		if strings.Join(owners, ",") != wantOwner {
+			t.Errorf("%s %s: owners %v, want %q", o.GetKind(), o.GetName(), owners, wantOwner)
 		}
 	}
 
@@ -132,6 +145,31 @@ func TestInstall(t *testing.T) {
 	}
 	if _, err := get(t, other); !apierrors.IsNotFound(err) {
 		t.Errorf("ApplicationDefinition queue: %v, want NotFound (a conflict applies nothing)", err)
+	}
+
+	// 3b. A definition of another name claiming a name acme's web holds
+	// (its plural, singular or kind), or a policy on acme's plural: a
+	// conflict naming the holder, and nothing is written.
+	squat := ad("squat", "Squat", "squats")
+	_ = unstructured.SetNestedField(squat.Object, "web", "spec", "application", "singular")
+	_ = unstructured.SetNestedField(squat.Object, "Web", "spec", "application", "kind")
+	decoy, _ := policy("decoy.other.io", "webs")
+	_, err = definitions.Install(ctx, c, "other", []*unstructured.Unstructured{squat, decoy})
+	if !errors.As(err, &conflict) {
+		t.Fatalf("install of a squatting definition: %v, want a ConflictError", err)
+	}
+	wantConflicts = []string{
+		`ApplicationDefinition squat (its kind web is held by ApplicationDefinition web of PackageSource acme)`,
+		`ApplicationDefinition squat (its resource name "web" is held by ApplicationDefinition web of PackageSource acme)`,
+		`ValidatingAdmissionPolicy decoy.other.io (it matches webs, the kind of ApplicationDefinition web of PackageSource acme)`,
+	}
+	if !slices.Equal(conflict.Objects, wantConflicts) {
+		t.Errorf("conflicts %v, want %v", conflict.Objects, wantConflicts)
+	}
+	for _, o := range []*unstructured.Unstructured{squat, decoy} {
+		if _, err := get(t, o); !apierrors.IsNotFound(err) {
+			t.Errorf("%s %s: %v, want NotFound", o.GetKind(), o.GetName(), err)
+		}
 	}
 
 	// 4. The next revision drops db and the policy: they are deleted; an
@@ -171,6 +209,39 @@ func TestInstall(t *testing.T) {
 	}
 	if _, err := get(t, ad("late", "Late", "lates")); !apierrors.IsNotFound(err) {
 		t.Errorf("ApplicationDefinition late: %v, want NotFound", err)
+	}
+}
+
+// TestPolicyGoesWithItsKind (issue 15, part 5): a policy lives as long as
+// the kind it guards: deleting the ApplicationDefinition, however it goes,
+// lets the garbage collector (kube-controller-manager) remove its policy
+// and the policy's binding.
+func TestPolicyGoesWithItsKind(t *testing.T) {
+	testenv.Need(t, env)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := install.CRDs(ctx, env.Config, ""); err != nil {
+		t.Fatal(err)
+	}
+	gadget := ad("gadget", "Gadget", "gadgets")
+	vap, binding := policy("gadget-names.acme.io", "gadgets")
+	if _, err := definitions.Install(ctx, env.Client, "gc", []*unstructured.Unstructured{gadget, vap, binding}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(ctx, gadget); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []*unstructured.Unstructured{vap, binding} {
+		for {
+			_, err := get(t, o)
+			if apierrors.IsNotFound(err) {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s %s outlived its kind: %v", o.GetKind(), o.GetName(), err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 }
 

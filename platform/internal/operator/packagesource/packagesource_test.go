@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"oras.land/oras-go/v2/registry/remote/auth"
 
@@ -112,5 +113,27 @@ func TestDockerCredential(t *testing.T) {
 	}
 	if _, err := dockerCredential([]byte("{"), "x"); err == nil || !strings.Contains(err.Error(), "spec.oci.pullSecretRef") {
 		t.Errorf("bad JSON: %v", err)
+	}
+}
+
+// TestBackoff: retries wait firstRetry, doubling with each failure in a
+// row, never longer than the source's interval (issue 15, part 6).
+func TestBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		failures int
+		interval time.Duration
+		want     time.Duration
+	}{
+		{1, 10 * time.Minute, 10 * time.Second},
+		{2, 10 * time.Minute, 20 * time.Second},
+		{5, 10 * time.Minute, 160 * time.Second},
+		{7, 10 * time.Minute, 10 * time.Minute},
+		{1000, 10 * time.Minute, 10 * time.Minute},
+		{1, 5 * time.Second, 5 * time.Second},
+		{3, 30 * time.Second, 30 * time.Second},
+	} {
+		if got := backoff(tc.failures, tc.interval); got != tc.want {
+			t.Errorf("backoff(%d, %s) = %s, want %s", tc.failures, tc.interval, got, tc.want)
+		}
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -69,8 +70,25 @@ import (
 // spec.interval is unset (PackageSourceSpec.Interval).
 const DefaultInterval = 10 * time.Minute
 
-// retryInterval bounds the wait before retrying a failed pull.
-const retryInterval = time.Minute
+// Retries of a failed reconcile back off exponentially: firstRetry after
+// the first failure, doubling with each further one, never longer than the
+// source's interval. The wait is in the Ready condition's message.
+const firstRetry = 10 * time.Second
+
+// attempts is what the reconciler remembers of one PackageSource between
+// reconciles (in memory: a restart forgets it, and pulls once more).
+type attempts struct {
+	generation int64
+	// failures counts the reconciles that ended not Ready since the last
+	// Ready one (or spec change).
+	failures int
+	// refused is a manifest digest refused for what it is (invalid,
+	// unsafe, or not for this platform), and refusal the result it got:
+	// that revision is not pulled again until the tag moves or the spec
+	// changes.
+	refused digest.Digest
+	refusal status.Result
+}
 
 // Reconciler reconciles PackageSources.
 type Reconciler struct {
@@ -82,6 +100,30 @@ type Reconciler struct {
 	Server    *artifactserver.Server
 	Platform  requirements.Platform
 	Recorder  events.EventRecorder
+
+	mu       sync.Mutex
+	attempts map[string]*attempts
+}
+
+// attemptsOf returns what is remembered of ps, reset when its spec changed.
+func (r *Reconciler) attemptsOf(ps *v1alpha1.PackageSource) *attempts {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.attempts == nil {
+		r.attempts = map[string]*attempts{}
+	}
+	a := r.attempts[ps.Name]
+	if a == nil || a.generation != ps.Generation {
+		a = &attempts{generation: ps.Generation}
+		r.attempts[ps.Name] = a
+	}
+	return a
+}
+
+func (r *Reconciler) forget(source string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.attempts, source)
 }
 
 // SetupWithManager registers the reconciler: it watches PackageSources
@@ -121,6 +163,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// The ExternalArtifacts go with it (owner references); Packages
 			// keep what they installed and report SourceMissing.
 			r.Server.Withdraw(req.Name)
+			r.forget(req.Name)
 			return ctrl.Result{}, r.Store.Forget(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
@@ -150,7 +193,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	// 2–3. A newer revision.
-	fresh, result := r.fetch(ctx, &ps, served)
+	tries := r.attemptsOf(&ps)
+	fresh, result := r.fetch(ctx, &ps, served, tries)
 	if fresh != nil {
 		if err := r.Store.Serve(ctx, ps.Name, fresh.Manifest); err != nil {
 			return ctrl.Result{}, err
@@ -231,6 +275,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			ps.Status.Applications = served.Catalog.Applications
 		}
 	}
+	var retry time.Duration
+	if result.Kind == status.KindReady {
+		tries.failures = 0
+	} else {
+		tries.failures++
+		retry = backoff(tries.failures, interval)
+		result.Message += fmt.Sprintf("; attempt %d failed, the next in %s", tries.failures, retry)
+	}
 	r.event(&ps, result)
 	status.Apply(&ps.Status.Conditions, ps.Generation, result)
 	ps.Status.ObservedGeneration = ps.Generation
@@ -244,14 +296,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case result.Kind == status.KindReady:
 		return ctrl.Result{RequeueAfter: interval}, nil
 	default:
-		return ctrl.Result{RequeueAfter: min(interval, retryInterval)}, nil
+		return ctrl.Result{RequeueAfter: retry}, nil
 	}
+}
+
+// backoff is the wait after the n-th failure in a row: firstRetry, doubled
+// for each failure after the first, at most interval.
+func backoff(n int, interval time.Duration) time.Duration {
+	d := firstRetry
+	for i := 1; i < n && d < interval; i++ {
+		d *= 2
+	}
+	return min(d, interval)
 }
 
 // fetch resolves the source and, when it names a revision other than the
 // served one, pulls, verifies and checks it. It returns the new revision
 // (stored pending, not yet served) or nil, and the result to report.
-func (r *Reconciler) fetch(ctx context.Context, ps *v1alpha1.PackageSource, served *artifact.Artifact) (*artifact.Artifact, status.Result) {
+//
+// A revision refused for what it is (tries.refused) is not pulled again:
+// its refusal is reported as it was until the tag moves or the spec
+// changes.
+func (r *Reconciler) fetch(ctx context.Context, ps *v1alpha1.PackageSource, served *artifact.Artifact, tries *attempts) (*artifact.Artifact, status.Result) {
 	keep := keeping(served)
 	o, err := open(ctx, r.APIReader, ps.Spec)
 	if err != nil {
@@ -265,19 +331,33 @@ func (r *Reconciler) fetch(ctx context.Context, ps *v1alpha1.PackageSource, serv
 	if served != nil && desc.Digest == served.Manifest.Digest {
 		return nil, ready(served, o.display)
 	}
+	if tries.refused == desc.Digest {
+		return nil, tries.refusal
+	}
+	refuse := func(res status.Result) (*artifact.Artifact, status.Result) {
+		tries.refused = desc.Digest
+		tries.refusal = res
+		tries.refusal.Message += fmt.Sprintf("; %s is not pulled again until the tag moves or the PackageSource's spec changes", desc.Digest)
+		return nil, tries.refusal
+	}
 	a, err := r.Store.Pull(ctx, ps.Name, o.target, desc.Digest.String())
 	if err != nil {
-		return nil, pullFailure(o.display, err, keep)
+		res := pullFailure(o.display, err, keep)
+		switch res.Reason {
+		case v1alpha1.ReasonInvalidArtifact, v1alpha1.ReasonUnsafeArchive:
+			return refuse(res)
+		}
+		return nil, res
 	}
 	if err := checkComponentCharts(a.Catalog); err != nil {
 		_ = r.Store.Discard(ctx, ps.Name)
-		return nil, status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonInvalidArtifact,
-			Message: fmt.Sprintf("%s (%s): %v%s", o.display, a.Manifest.Digest, err, keep)}
+		return refuse(status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonInvalidArtifact,
+			Message: fmt.Sprintf("%s (%s): %v%s", o.display, a.Manifest.Digest, err, keep)})
 	}
 	if err := requirements.Check(a.Catalog.CatalogInfo, r.Platform); err != nil {
 		_ = r.Store.Discard(ctx, ps.Name)
-		return nil, status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonRequirementsNotMet,
-			Message: fmt.Sprintf("%s (%s): %v%s", o.display, a.Manifest.Digest, err, keep)}
+		return refuse(status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonRequirementsNotMet,
+			Message: fmt.Sprintf("%s (%s): %v%s", o.display, a.Manifest.Digest, err, keep)})
 	}
 	return a, ready(a, o.display)
 }

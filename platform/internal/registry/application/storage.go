@@ -570,6 +570,9 @@ func (r *REST) update(ctx context.Context, name string, objInfo rest.UpdatedObje
 	if err != nil {
 		return nil, false, false, apierrors.NewBadRequest(err.Error())
 	}
+	if err := checkHandover(r.groupResource(), r.kind, current, desired); err != nil {
+		return nil, false, false, err
+	}
 	hr := current.DeepCopy()
 	hr.ResourceVersion = app.GetResourceVersion()
 	// What the platform and Flux set stays (K1, metadata.go).
@@ -580,9 +583,14 @@ func (r *REST) update(ctx context.Context, name string, objInfo rest.UpdatedObje
 	if errs := validateAnnotationBudget(hr.Annotations); len(errs) > 0 {
 		return nil, false, false, apierrors.NewInvalid(r.gvk().GroupKind(), name, errs)
 	}
+	// A handover, once done, is spent (checkHandover).
+	delete(hr.Annotations, AnnotationHandover)
 	hr.Finalizers = keepReservedFinalizers(desired.Finalizers, current.Finalizers)
 	hr.OwnerReferences = desired.OwnerReferences
 	hr.Spec.ChartRef = desired.Spec.ChartRef
+	hr.Spec.ServiceAccountName = desired.Spec.ServiceAccountName
+	hr.Spec.Rollback = desired.Spec.Rollback
+	hr.Spec.Uninstall = desired.Spec.Uninstall
 	hr.Spec.ValuesFrom = keepValuesSource(current.Spec.ValuesFrom, desired.Spec.ValuesFrom)
 	hr.Spec.Install = desired.Spec.Install
 	hr.Spec.Upgrade = desired.Spec.Upgrade
