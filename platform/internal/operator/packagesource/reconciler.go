@@ -233,7 +233,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				Message: fmt.Sprintf("the definitions of %s: %v; none of its charts was published", served.Revision(), err)}
 		case errors.Is(err, errBound):
 			result = status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonInvalidArtifact,
-				Message: fmt.Sprintf("revision %s is refused: %v; nothing of it was installed and none of its charts was published", served.Revision(), err)}
+				Message: fmt.Sprintf("revision %s: %v; nothing of it was installed and none of its charts was published", served.Revision(), err)}
 		case err != nil:
 			return ctrl.Result{}, err
 		}
