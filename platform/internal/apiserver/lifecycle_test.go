@@ -78,3 +78,86 @@ func TestKindChangesAndLeavesAtRunTime(t *testing.T) {
 		t.Errorf("get of a deleted kind: %v, want 404", err)
 	}
 }
+
+// TestWatchesEndWithTheirKind (issue 16, part 1): a watch across all
+// namespaces on a kind ends within 2 s of its ApplicationDefinition's
+// removal (the stream closes, so informers relist and get 404), and a
+// watch resumed from a resourceVersion read before the kind was defined
+// anew gets 410 Gone rather than a stream mixing the two; the application
+// is served again, unchanged.
+func TestWatchesEndWithTheirKind(t *testing.T) {
+	startServer(t)
+	ctx := context.Background()
+	ad := applyFixtureAD(t, "bucket")
+	waitDiscovered(t, "buckets", 5*time.Second)
+	ensureNamespace(t, "watchend")
+	gvr := schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "buckets"}
+	buckets := dynamic.NewForConfigOrDie(env.Config).Resource(gvr)
+	created, err := buckets.Namespace("watchend").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Bucket", "metadata": map[string]any{"name": "kept"}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = backend.Delete(ctx, &v1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}})
+	})
+	list, err := buckets.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := list.GetResourceVersion()
+	w, err := buckets.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	if err := backend.Delete(ctx, ad); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	timeout := time.After(2 * time.Second)
+	for ended := false; !ended; {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				ended = true
+				break
+			}
+			if ev.Type == "ERROR" {
+				if st, _ := ev.Object.(*metav1.Status); st == nil || st.Code != 410 {
+					t.Errorf("ERROR event %v, want 410 Gone", ev.Object)
+				}
+			}
+		case <-timeout:
+			t.Fatal("the watch on buckets is still open 2 s after its ApplicationDefinition was deleted")
+		}
+	}
+	t.Logf("the watch ended %s after the ApplicationDefinition was deleted", time.Since(start).Round(time.Millisecond))
+
+	// The kind defined anew: resuming from the old resourceVersion is 410.
+	applyFixtureAD(t, "bucket")
+	waitDiscovered(t, "buckets", 5*time.Second)
+	_, err = buckets.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Errorf("a watch resumed from before the kind was defined anew: %v, want 410 Gone", err)
+	}
+	got, err := buckets.Namespace("watchend").Get(ctx, "kept", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the application after the kind came back: %v", err)
+	}
+	if got.GetUID() != created.GetUID() {
+		t.Errorf("the application came back as another object: uid %s, was %s", got.GetUID(), created.GetUID())
+	}
+	// A client that lists again watches on (an object's own older
+	// resourceVersion is from before the definition too: 410, list again).
+	list, err = buckets.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := buckets.Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+	if err != nil {
+		t.Fatalf("a fresh watch: %v", err)
+	}
+	w2.Stop()
+}

@@ -40,6 +40,12 @@ type Kind struct {
 	UID        types.UID
 	Generation int64
 	Created    metav1.Time
+	// ResourceVersion is the AD's when this kind was compiled. ADs and
+	// HelmReleases are stored in one etcd, so their resourceVersions are
+	// one sequence: a HelmRelease resourceVersion below it was read
+	// before this definition of the kind existed (the storage answers a
+	// watch from there with 410 Gone; contract K1, "Lifecycle of a kind").
+	ResourceVersion string
 
 	Kind       string
 	ListKind   string
@@ -110,7 +116,7 @@ var (
 func Compile(ad *v1alpha1.ApplicationDefinition) (*Kind, *Failure) {
 	app := ad.Spec.Application
 	k := &Kind{
-		Definition: ad.Name, UID: ad.UID, Generation: ad.Generation, Created: ad.CreationTimestamp,
+		Definition: ad.Name, UID: ad.UID, Generation: ad.Generation, Created: ad.CreationTimestamp, ResourceVersion: ad.ResourceVersion,
 		Kind: app.Kind, ListKind: app.Kind + "List", Singular: app.Singular, Plural: app.Plural,
 		ShortNames: app.ShortNames,
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync"
 	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -59,6 +60,14 @@ type REST struct {
 	specs     specs
 	// authorizer checks owner references with the requester's rights.
 	authorizer authorizer.Authorizer
+
+	// destroyed is closed by Destroy: the kind is no longer served this
+	// way (removed, renamed or redefined), and open watches end.
+	destroyed   chan struct{}
+	destroyOnce sync.Once
+	// epoch is kind.ResourceVersion as a number (0 when it is not one):
+	// watches from an older resourceVersion get 410 Gone.
+	epoch uint64
 }
 
 // Backend is how a kind's storage reaches the HelmReleases.
@@ -90,7 +99,9 @@ type Backend struct {
 // NewREST returns the storage of kind. The backend's parts are the
 // caller's; Destroy leaves them alone.
 func NewREST(kind *kinds.Kind, b Backend) *REST {
-	return &REST{kind: kind, client: b.Client, releases: b.Releases, lister: b.Lister, ns: b.Namespaces, authorizer: b.Authorizer}
+	epoch, _ := strconv.ParseUint(kind.ResourceVersion, 10, 64)
+	return &REST{kind: kind, client: b.Client, releases: b.Releases, lister: b.Lister, ns: b.Namespaces, authorizer: b.Authorizer,
+		destroyed: make(chan struct{}), epoch: epoch}
 }
 
 var (
@@ -126,8 +137,12 @@ func (r *REST) NewList() runtime.Object {
 	return l
 }
 
-// Destroy releases nothing: the client belongs to the caller.
-func (r *REST) Destroy() {}
+// Destroy ends the storage's open watches (their streams close, so
+// clients relist); the client belongs to the caller. It is called when the
+// kind stops being served this way: its AD removed, renamed or redefined.
+func (r *REST) Destroy() {
+	r.destroyOnce.Do(func() { close(r.destroyed) })
+}
 
 // NamespaceScoped is true: applications live in tenant namespaces.
 func (r *REST) NamespaceScoped() bool { return true }

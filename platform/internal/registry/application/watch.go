@@ -3,6 +3,8 @@ package application
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,8 +22,18 @@ import (
 // carry applications; a BOOKMARK carries an empty application with only
 // metadata.resourceVersion and the k8s.io/initial-events-end annotation
 // when kube-apiserver set it; ERROR events pass through. The watch ends
-// when the caller stops it, ctx ends or the HelmRelease watch ends.
+// when the caller stops it, ctx ends, the HelmRelease watch ends or the
+// storage is destroyed (Destroy: the kind was removed or redefined). A
+// resourceVersion from before the kind's definition (REST.epoch) gets 410
+// Gone, so a client never resumes across a removal and re-creation of the
+// kind (contract K1, "Lifecycle of a kind").
 func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
+	if options != nil && r.epoch > 0 {
+		if rv, err := strconv.ParseUint(options.ResourceVersion, 10, 64); err == nil && rv > 0 && rv < r.epoch {
+			return nil, apierrors.NewResourceExpired(fmt.Sprintf(
+				"too old resource version: %d (kind %s was defined anew at %d, by ApplicationDefinition %s): list again", rv, r.kind.Kind, r.epoch, r.kind.Definition))
+		}
+	}
 	lo, selectable, err := r.listOptions(ctx, options, true)
 	if err != nil {
 		return nil, err
@@ -44,6 +56,8 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 		for {
 			select {
 			case <-w.StopChan():
+				return
+			case <-r.destroyed:
 				return
 			case ev, ok := <-in.ResultChan():
 				if !ok {
