@@ -24,7 +24,7 @@ GOTEST_TIMEOUT ?= 45m
 
 export COZYSTACK_CACHE_DIR := $(CACHE)
 
-.PHONY: all build cli api demo up down status test unit bench lint boundaries fmt generate cozy-lib vendor-cozy-lib crds
+.PHONY: all build cli api demo up down status test unit bench bench-memory lint boundaries fmt generate cozy-lib vendor-cozy-lib crds
 
 all: build
 
@@ -95,6 +95,13 @@ unit:
 bench: build
 	@$(LOCAL) build oras
 	@go test -run '^$$' -bench . -benchmem -timeout $(GOTEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
+
+## bench-memory: the peak resident set (VmHWM) of the real cozystack-operator
+## binary pulling a catalog artifact of 11 charts of 95 MiB (about 1 GiB), and
+## again verifying it after a restart; fails over 100 MiB (`make test` runs
+## the same test with 6 charts)
+bench-memory: build
+	@COZY_MEMORY_CHARTS=11 go test -count=1 -v -run '^TestOperatorPeakRSS$$' -timeout $(GOTEST_TIMEOUT) ./platform/internal/operator/memorytest/
 
 ## lint: go vet, a gofmt check, and the boundary linter (fails on a
 ## forbidden edge between modules; see boundaries.yaml)

@@ -46,9 +46,15 @@ func (e *SizeMismatchError) Error() string {
 }
 
 // TooLargeError says a blob's descriptor declares more bytes than
-// PullOptions allow; it is not fetched.
+// PullOptions allow (or a negative size), or that the manifest declares
+// more bytes for the config and all layers together than
+// PullOptions.MaxArtifactSize; what is too large is not fetched.
 type TooLargeError struct {
-	Blob        string
+	// Blob says which blob, as in DigestMismatchError, or, for the sum,
+	// "artifact <manifest digest> (config and layers)".
+	Blob string
+	// Size is the declared size in bytes (for the sum, saturated at the
+	// largest int64); Limit the limit in bytes.
 	Size, Limit int64
 }
 

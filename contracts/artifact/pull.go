@@ -6,16 +6,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry"
 
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact/safetar"
 )
 
@@ -30,6 +37,10 @@ type PullOptions struct {
 	// MaxChartSize is the largest chart archive (compressed) in bytes;
 	// default 100 MiB, Helm's limit on a decompressed chart.
 	MaxChartSize int64
+	// MaxArtifactSize is the most bytes of the config and all layers
+	// together, as the manifest declares them; default 2 GiB. It is
+	// checked before the config or any layer is fetched.
+	MaxArtifactSize int64
 	// MaxCharts is the most chart layers; default 256.
 	MaxCharts int
 	// MaxDefinitionSize is the largest definitions layer (one file of
@@ -40,9 +51,17 @@ type PullOptions struct {
 	MaxDefinitions int
 	// ArchiveLimits bound each chart archive's content (safetar.Check).
 	ArchiveLimits safetar.Limits
-	// Concurrency is how many chart layers are fetched at once; default 3,
-	// as oras-go's copy.
+	// Concurrency is how many layers are fetched (and, with a dst, how
+	// many blobs are stored) at once; default 3, as oras-go's copy.
 	Concurrency int
+	// StagingDir is the directory where Pull, when given a dst, keeps
+	// each verified chart archive (one file "cozystack-chart-*" per chart
+	// layer, the chart's size on disk) until the whole artifact is
+	// verified; default os.TempDir(). Pull removes its files before it
+	// returns, also on error or cancellation. Use a directory on the file
+	// system of dst's storage, with room for the largest artifact
+	// (MaxArtifactSize).
+	StagingDir string
 }
 
 func (o PullOptions) withDefaults() PullOptions {
@@ -55,6 +74,9 @@ func (o PullOptions) withDefaults() PullOptions {
 	if o.MaxChartSize <= 0 {
 		o.MaxChartSize = 100 << 20
 	}
+	if o.MaxArtifactSize <= 0 {
+		o.MaxArtifactSize = 2 << 30
+	}
 	if o.MaxCharts <= 0 {
 		o.MaxCharts = 256
 	}
@@ -66,6 +88,9 @@ func (o PullOptions) withDefaults() PullOptions {
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 3
+	}
+	if o.StagingDir == "" {
+		o.StagingDir = os.TempDir()
 	}
 	return o
 }
@@ -114,10 +139,90 @@ func (a *Artifact) Revision() string {
 	return a.Catalog.Version + "@" + a.Manifest.Digest.String()
 }
 
+// DeepCopy returns a copy of a that shares nothing with it (descriptors,
+// catalog, definition objects), for a caller that keeps a verified
+// Artifact and hands it out to others who may change their copy.
+func (a *Artifact) DeepCopy() *Artifact {
+	if a == nil {
+		return nil
+	}
+	out := &Artifact{
+		Manifest:    copyDescriptor(a.Manifest),
+		Annotations: maps.Clone(a.Annotations),
+		Config:      copyDescriptor(a.Config),
+		Catalog:     copyCatalog(a.Catalog),
+	}
+	if a.Charts != nil {
+		out.Charts = make([]Chart, len(a.Charts))
+		for i, c := range a.Charts {
+			c.Descriptor = copyDescriptor(c.Descriptor)
+			out.Charts[i] = c
+		}
+	}
+	if a.Definitions != nil {
+		out.Definitions = make([]Definition, len(a.Definitions))
+		for i, d := range a.Definitions {
+			d.Descriptor = copyDescriptor(d.Descriptor)
+			if d.Objects != nil {
+				objs := make([]*unstructured.Unstructured, len(d.Objects))
+				for j, o := range d.Objects {
+					objs[j] = o.DeepCopy()
+				}
+				d.Objects = objs
+			}
+			out.Definitions[i] = d
+		}
+	}
+	return out
+}
+
+func copyDescriptor(d ocispec.Descriptor) ocispec.Descriptor {
+	d.URLs = slices.Clone(d.URLs)
+	d.Annotations = maps.Clone(d.Annotations)
+	d.Data = slices.Clone(d.Data)
+	if d.Platform != nil {
+		p := *d.Platform
+		p.OSFeatures = slices.Clone(p.OSFeatures)
+		d.Platform = &p
+	}
+	return d
+}
+
+func copyCatalog(c *Catalog) *Catalog {
+	if c == nil {
+		return nil
+	}
+	out := new(Catalog)
+	*out = *c
+	c.CatalogInfo.DeepCopyInto(&out.CatalogInfo)
+	if c.Libraries != nil {
+		out.Libraries = make([]v1alpha1.PackageLibrary, len(c.Libraries))
+		for i := range c.Libraries {
+			c.Libraries[i].DeepCopyInto(&out.Libraries[i])
+		}
+	}
+	if c.Variants != nil {
+		out.Variants = make([]v1alpha1.PackageVariant, len(c.Variants))
+		for i := range c.Variants {
+			c.Variants[i].DeepCopyInto(&out.Variants[i])
+		}
+	}
+	if c.Applications != nil {
+		out.Applications = make([]v1alpha1.PackageApplication, len(c.Applications))
+		for i := range c.Applications {
+			c.Applications[i].DeepCopyInto(&out.Applications[i])
+		}
+	}
+	return out
+}
+
 // Pull fetches the catalog artifact reference names in src (a tag or a
 // digest; for a registry also a full host/repository:tag reference) and
 // verifies all of it before storing any of it:
 //   - when reference is a digest, the resolved manifest has that digest;
+//   - the config and all layers together, as the manifest declares their
+//     sizes, are within opts.MaxArtifactSize (a *TooLargeError for
+//     "artifact <manifest digest>", before anything else is fetched);
 //   - every blob (manifest, config, charts, definitions) has the size and
 //     digest its descriptor gives (*SizeMismatchError,
 //     *DigestMismatchError) and is within opts' limits (*TooLargeError);
@@ -137,10 +242,18 @@ func (a *Artifact) Revision() string {
 // An artifact without definitions layers (made before they existed) is
 // valid; its Definitions are empty.
 //
-// When dst is not nil, Pull then pushes the charts, the definitions, the
-// config and, last, the manifest into it, so a manifest in dst always has
-// all its blobs; on any error nothing is stored under the manifest's
-// digest. dst should verify what it stores, as oras-go's stores do.
+// Each chart layer is read once, as a stream: its size and digest are
+// verified while safetar.Check reads it, and no chart is ever held in
+// memory (the manifest, the config and the definitions, bounded by opts,
+// are). When dst is nil, nothing is written anywhere.
+//
+// When dst is not nil, each chart is also written, as it is read, to a
+// file in opts.StagingDir; once all of the artifact is verified, Pull
+// pushes the charts (from those files), the definitions, the config and,
+// last, the manifest into dst, so a manifest in dst always has all its
+// blobs; on any error nothing is stored under the manifest's digest. The
+// staging files are removed before Pull returns. dst should verify what it
+// stores, as oras-go's stores do.
 func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst content.Pusher, opts PullOptions) (*Artifact, error) {
 	opts = opts.withDefaults()
 	manifestDesc, manifestData, err := fetchManifest(ctx, src, reference, opts.MaxManifestSize)
@@ -152,6 +265,9 @@ func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst co
 		return nil, fmt.Errorf("%w: manifest: %v", ErrInvalidArtifact, err)
 	}
 	if err := checkManifest(&manifest); err != nil {
+		return nil, err
+	}
+	if err := checkArtifactSize(manifestDesc, &manifest, opts.MaxArtifactSize); err != nil {
 		return nil, err
 	}
 
@@ -171,21 +287,34 @@ func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst co
 	if err != nil {
 		return nil, err
 	}
-	chartBlobs := make([][]byte, len(charts))
+	// staged[i] is the staging file of charts[i] (dst only); every one is
+	// removed on return, whatever happens.
+	var staged []string
+	if dst != nil {
+		staged = make([]string, len(charts))
+		defer removeStaged(staged)
+	}
 	defBlobs := make([][]byte, len(defs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opts.Concurrency)
 	for i, c := range charts {
 		g.Go(func() error {
-			data, err := fetchVerified(gctx, src, c.Descriptor, "chart "+c.Path, opts.MaxChartSize)
+			if err := gctx.Err(); err != nil {
+				return err // another layer failed: create no file
+			}
+			if dst == nil {
+				return fetchChart(gctx, src, c, nil, opts)
+			}
+			f, err := os.CreateTemp(opts.StagingDir, "cozystack-chart-*")
 			if err != nil {
-				return err
+				return fmt.Errorf("stage chart %s (%s): %w", c.Path, c.Descriptor.Digest, err)
 			}
-			if err := safetar.Check(bytes.NewReader(data), opts.ArchiveLimits); err != nil {
-				return fmt.Errorf("chart %s (%s): %w", c.Path, c.Descriptor.Digest, err)
+			staged[i] = f.Name()
+			err = fetchChart(gctx, src, c, f, opts)
+			if cerr := f.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("stage chart %s (%s): %w", c.Path, c.Descriptor.Digest, cerr)
 			}
-			chartBlobs[i] = data
-			return nil
+			return err
 		})
 	}
 	for i := range defs {
@@ -212,17 +341,28 @@ func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst co
 	if dst != nil {
 		// Everything is verified: store the charts, the definitions and
 		// the config (in parallel, as they were fetched), then, last, the
-		// manifest.
+		// manifest; nothing once ctx is done.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(opts.Concurrency)
 		for i, c := range charts {
-			g.Go(func() error { return store(gctx, dst, c.Descriptor, chartBlobs[i]) })
+			g.Go(func() error {
+				err := storeFile(gctx, dst, c.Descriptor, staged[i])
+				// Free the disk as soon as dst has the chart.
+				_ = os.Remove(staged[i])
+				return err
+			})
 		}
 		for i, d := range defs {
 			g.Go(func() error { return store(gctx, dst, d.Descriptor, defBlobs[i]) })
 		}
 		g.Go(func() error { return store(gctx, dst, manifest.Config, configData) })
 		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		if err := store(ctx, dst, manifestDesc, manifestData); err != nil {
@@ -239,6 +379,33 @@ func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst co
 		Charts:      charts,
 		Definitions: defs,
 	}, nil
+}
+
+// checkArtifactSize checks the sizes the manifest declares for the config
+// and the layers: none negative, and together at most limit bytes.
+func checkArtifactSize(desc ocispec.Descriptor, m *ocispec.Manifest, limit int64) error {
+	blob := "artifact " + desc.Digest.String() + " (config and layers)"
+	var total int64
+	for _, d := range append([]ocispec.Descriptor{m.Config}, m.Layers...) {
+		if d.Size < 0 {
+			return &TooLargeError{Blob: blob, Size: d.Size, Limit: limit}
+		}
+		total = min(total, math.MaxInt64-d.Size) + d.Size // saturating
+	}
+	if total > limit {
+		return &TooLargeError{Blob: blob, Size: total, Limit: limit}
+	}
+	return nil
+}
+
+// removeStaged removes the staging files of Pull (empty names are charts
+// that had none).
+func removeStaged(files []string) {
+	for _, f := range files {
+		if f != "" {
+			_ = os.Remove(f)
+		}
+	}
 }
 
 // fetchManifest resolves reference in src and returns the manifest's
@@ -383,12 +550,27 @@ func layers(m *ocispec.Manifest, catalog *Catalog, opts PullOptions) ([]Chart, [
 
 // store pushes verified bytes to dst unless it has them already.
 func store(ctx context.Context, dst content.Pusher, desc ocispec.Descriptor, data []byte) error {
+	return storeFrom(ctx, dst, desc, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+}
+
+// storeFile pushes the verified staging file name to dst unless it has
+// the blob already.
+func storeFile(ctx context.Context, dst content.Pusher, desc ocispec.Descriptor, name string) error {
+	return storeFrom(ctx, dst, desc, func() (io.ReadCloser, error) { return os.Open(name) })
+}
+
+func storeFrom(ctx context.Context, dst content.Pusher, desc ocispec.Descriptor, open func() (io.ReadCloser, error)) error {
 	if s, ok := dst.(content.ReadOnlyStorage); ok {
 		if exists, err := s.Exists(ctx, desc); err == nil && exists {
 			return nil
 		}
 	}
-	if err := dst.Push(ctx, desc, bytes.NewReader(data)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+	r, err := open()
+	if err != nil {
+		return fmt.Errorf("store %s: %w", desc.Digest, err)
+	}
+	defer r.Close()
+	if err := dst.Push(ctx, desc, r); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
 		return fmt.Errorf("store %s: %w", desc.Digest, err)
 	}
 	return nil

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
+
+	"cozystack.io/contracts/artifact/safetar"
 )
 
 // fetchVerified fetches the blob desc describes, at most limit bytes, and
@@ -28,6 +31,38 @@ func fetchVerified(ctx context.Context, f content.Fetcher, desc ocispec.Descript
 	return readVerified(rc, desc, blob)
 }
 
+// fetchChart reads chart c from f once, as a stream, never holding it in
+// memory: through a content.VerifyReader (size and digest, errors as
+// fetchVerified's) and safetar.Check with opts.ArchiveLimits (an error
+// naming the chart and wrapping the *safetar.EntryError), and, when stage
+// is not nil, into stage, which then holds the chart's bytes. A chart
+// whose bytes are not its digest's is reported as such even when they are
+// not a safe archive either.
+func fetchChart(ctx context.Context, f content.Fetcher, c Chart, stage io.Writer, opts PullOptions) error {
+	desc, blob := c.Descriptor, "chart "+c.Path
+	if err := checkDescriptor(desc, blob, opts.MaxChartSize); err != nil {
+		return err
+	}
+	rc, err := f.Fetch(ctx, desc)
+	if err != nil {
+		return fmt.Errorf("fetch %s (%s): %w", blob, desc.Digest, err)
+	}
+	defer rc.Close()
+	s := newVerifiedStream(rc, desc, blob, stage)
+	checkErr := safetar.Check(s, opts.ArchiveLimits)
+	// Whatever Check made of it, the rest of the blob (after the end of
+	// the archive, or after the entry Check refused) is read too, so that
+	// the size and digest are checked over all its bytes and stage holds
+	// all of them.
+	if err := s.finish(); err != nil {
+		return err
+	}
+	if checkErr != nil {
+		return fmt.Errorf("chart %s (%s): %w", c.Path, desc.Digest, checkErr)
+	}
+	return nil
+}
+
 // checkDescriptor checks desc before its blob is read: a valid digest and
 // a size within limit.
 func checkDescriptor(desc ocispec.Descriptor, blob string, limit int64) error {
@@ -44,25 +79,83 @@ func checkDescriptor(desc ocispec.Descriptor, blob string, limit int64) error {
 // accepted) and returns its bytes only when their size and digest are the
 // descriptor's.
 func readVerified(r io.Reader, desc ocispec.Descriptor, blob string) ([]byte, error) {
-	vr := content.NewVerifyReader(r, desc)
 	// desc.Size is bounded by checkDescriptor's limit, so it is safe to
 	// allocate.
 	buf := bytes.NewBuffer(make([]byte, 0, desc.Size))
-	if _, err := buf.ReadFrom(vr); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, &SizeMismatchError{Blob: blob, Digest: desc.Digest, Expected: desc.Size, Actual: int64(buf.Len())}
-		}
-		return nil, fmt.Errorf("fetch %s (%s): %w", blob, desc.Digest, err)
-	}
-	if err := vr.Verify(); err != nil {
-		switch {
-		case errors.Is(err, content.ErrTrailingData):
-			return nil, &SizeMismatchError{Blob: blob, Digest: desc.Digest, Expected: desc.Size, Actual: -1}
-		case errors.Is(err, content.ErrMismatchedDigest):
-			return nil, &DigestMismatchError{Blob: blob, Expected: desc.Digest, Actual: desc.Digest.Algorithm().FromBytes(buf.Bytes())}
-		default:
-			return nil, fmt.Errorf("fetch %s (%s): %w", blob, desc.Digest, err)
-		}
+	if err := newVerifiedStream(r, desc, blob, buf).finish(); err != nil {
+		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// verifiedStream reads a blob through a content.VerifyReader, copying
+// what it reads to an optional writer and hashing it, so that a digest
+// mismatch can name the digest of the bytes received.
+type verifiedStream struct {
+	vr   *content.VerifyReader
+	desc ocispec.Descriptor
+	blob string
+	// w receives every byte read, when not nil; werr is its first error.
+	w    io.Writer
+	werr error
+	// n bytes were read; actual hashes them.
+	n      int64
+	actual digest.Digester
+}
+
+// newVerifiedStream reads the blob desc describes (desc's digest valid:
+// checkDescriptor accepted it) from r, copying it to w when w is not nil.
+func newVerifiedStream(r io.Reader, desc ocispec.Descriptor, blob string, w io.Writer) *verifiedStream {
+	return &verifiedStream{
+		vr: content.NewVerifyReader(r, desc), desc: desc, blob: blob, w: w,
+		actual: desc.Digest.Algorithm().Digester(),
+	}
+}
+
+// Read reads at most desc.Size bytes of the blob; fewer is
+// io.ErrUnexpectedEOF.
+func (s *verifiedStream) Read(p []byte) (int, error) {
+	if s.werr != nil {
+		return 0, s.werr
+	}
+	n, err := s.vr.Read(p)
+	if n > 0 {
+		s.n += int64(n)
+		s.actual.Hash().Write(p[:n])
+		if s.w != nil {
+			if _, werr := s.w.Write(p[:n]); werr != nil {
+				s.werr = fmt.Errorf("stage %s (%s): %w", s.blob, s.desc.Digest, werr)
+				return n, s.werr
+			}
+		}
+	}
+	return n, err
+}
+
+// finish reads what is left of the blob and verifies what was read: nil
+// when its size and digest are the descriptor's, else a
+// *SizeMismatchError, a *DigestMismatchError, or the read (or write)
+// error.
+func (s *verifiedStream) finish() error {
+	if _, err := io.Copy(io.Discard, s); err != nil {
+		switch {
+		case s.werr != nil:
+			return s.werr
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return &SizeMismatchError{Blob: s.blob, Digest: s.desc.Digest, Expected: s.desc.Size, Actual: s.n}
+		default:
+			return fmt.Errorf("fetch %s (%s): %w", s.blob, s.desc.Digest, err)
+		}
+	}
+	if err := s.vr.Verify(); err != nil {
+		switch {
+		case errors.Is(err, content.ErrTrailingData):
+			return &SizeMismatchError{Blob: s.blob, Digest: s.desc.Digest, Expected: s.desc.Size, Actual: -1}
+		case errors.Is(err, content.ErrMismatchedDigest):
+			return &DigestMismatchError{Blob: s.blob, Expected: s.desc.Digest, Actual: s.actual.Digest()}
+		default:
+			return fmt.Errorf("fetch %s (%s): %w", s.blob, s.desc.Digest, err)
+		}
+	}
+	return nil
 }

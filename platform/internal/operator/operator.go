@@ -123,7 +123,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz (\"0\" disables them)")
 	fs.StringVar(&o.ArtifactBindAddress, "artifact-bind-address", o.ArtifactBindAddress, "address the chart artifact server listens on (port 0: a free port)")
 	fs.StringVar(&o.ArtifactURLBase, "artifact-url-base", o.ArtifactURLBase, "URL helm-controller downloads charts from, e.g. http://cozystack-operator.cozy-system.svc:8090 (default: http://<artifact-bind-address as bound>)")
-	fs.StringVar(&o.StorageDir, "storage-dir", o.StorageDir, "OCI image-layout directory holding the pulled, verified artifacts (the last good revision of each PackageSource)")
+	fs.StringVar(&o.StorageDir, "storage-dir", o.StorageDir, "OCI image-layout directory holding the pulled, verified artifacts (the last good revision of each PackageSource); charts being pulled are staged in its staging/ subdirectory")
 	fs.StringVar(&o.PlatformVersion, "platform-version", o.PlatformVersion, "platform version (SemVer) catalogs' minPlatformVersion is compared with")
 	fs.StringSliceVar(&o.Properties, "properties", o.Properties, "K3 properties this platform provides, comma-separated, e.g. network.stableVMAddress")
 	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs, "apply the cozystack.io CRDs and create the leader election namespace at start (bare clusters, e.g. the local control plane)")

@@ -9,7 +9,19 @@
 // Nothing enters the store unverified: Pull stores an artifact only after
 // cozystack.io/contracts/artifact.Pull has checked every digest, size,
 // media type and chart archive, so nothing is ever cached under a digest
-// whose bytes did not match it.
+// whose bytes did not match it. artifact.Pull streams each chart into a
+// staging file in the directory "staging" of the layout (StagingDir: the
+// same file system, ignored by oras-go's index and garbage collection,
+// which only read index.json and blobs/; emptied by Open of what a killed
+// process left) and stores it once the whole artifact is verified, so
+// the operator's memory does not grow with the size of the charts.
+//
+// The Store also keeps, in memory, the metadata of every verified
+// artifact it holds (the *artifact.Artifact, not the charts), filled by
+// Pull and by the first Load of a revision after a restart, which
+// verifies it once; later Loads only check that its blobs are still on
+// disk. The garbage collection of Serve, Discard and Forget drops the
+// entries of the manifests it removes.
 package store
 
 import (
@@ -17,6 +29,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/opencontainers/go-digest"
@@ -29,24 +43,44 @@ import (
 	"cozystack.io/platform/internal/operator/names"
 )
 
+// StagingDir is the directory, inside the layout directory, where Pull
+// stages chart archives (artifact.PullOptions.StagingDir).
+const StagingDir = "staging"
+
 // Store is the layout directory. Its methods are safe for concurrent use.
 type Store struct {
-	oci  *oci.Store
+	oci *oci.Store
+	// read is what Load verifies from: oci (a seam for tests).
+	read oras.ReadOnlyTarget
 	opts artifact.PullOptions
 	// gc is held for reading while an artifact is pulled and tagged, and
 	// for writing while garbage is collected, so a collection never
 	// removes the blobs of a pull that has not tagged its manifest yet.
 	gc sync.RWMutex
+	// mu guards verified: the verified artifacts the store holds, by
+	// manifest digest.
+	mu       sync.Mutex
+	verified map[digest.Digest]*artifact.Artifact
 }
 
-// Open opens (creating it if needed) the layout directory dir. opts bound
-// every pull.
+// Open opens (creating it if needed) the layout directory dir and its
+// staging directory dir/StagingDir, emptied of what an earlier process
+// left there. opts bound every pull; a StagingDir in opts is replaced by
+// dir/StagingDir.
 func Open(dir string, opts artifact.PullOptions) (*Store, error) {
 	s, err := oci.New(dir)
 	if err != nil {
 		return nil, fmt.Errorf("--storage-dir %s: %w", dir, err)
 	}
-	return &Store{oci: s, opts: opts}, nil
+	staging := filepath.Join(dir, StagingDir)
+	if err := os.RemoveAll(staging); err != nil {
+		return nil, fmt.Errorf("--storage-dir %s: empty the staging directory: %w", dir, err)
+	}
+	if err := os.Mkdir(staging, 0o700); err != nil {
+		return nil, fmt.Errorf("--storage-dir %s: %w", dir, err)
+	}
+	opts.StagingDir = staging
+	return &Store{oci: s, read: s, opts: opts, verified: map[digest.Digest]*artifact.Artifact{}}, nil
 }
 
 // Pull fetches reference (a tag or digest) from src, verifies all of it
@@ -65,16 +99,67 @@ func (s *Store) Pull(ctx context.Context, source string, src oras.ReadOnlyTarget
 	if err := s.oci.Tag(ctx, a.Manifest, names.PendingTag(source)); err != nil {
 		return nil, fmt.Errorf("store %s: %w", a.Manifest.Digest, err)
 	}
-	return a, nil
+	s.remember(a)
+	return a.DeepCopy(), nil
 }
 
-// Load reads the stored artifact whose manifest has digest d, verifying it
-// again. It returns an error wrapping errdef.ErrNotFound when the store
-// does not have it.
+// Load returns the stored artifact whose manifest has digest d, a copy the
+// caller may change. The first Load of a revision the store did not pull
+// since Open (a restart) verifies it, reading every blob once
+// (artifact.Pull without a destination: no chart is held in memory);
+// later ones only check that its blobs are still there. It returns an
+// error wrapping errdef.ErrNotFound when the store does not have it, and
+// artifact.Pull's errors when what is stored does not verify.
 func (s *Store) Load(ctx context.Context, d digest.Digest) (*artifact.Artifact, error) {
 	s.gc.RLock()
 	defer s.gc.RUnlock()
-	return artifact.Pull(ctx, s.oci, d.String(), nil, s.opts)
+	s.mu.Lock()
+	a := s.verified[d]
+	s.mu.Unlock()
+	if a != nil && s.present(ctx, a) {
+		return a.DeepCopy(), nil
+	}
+	// Not verified since Open, or a blob went missing behind the store's
+	// back: verify everything, which names what is missing.
+	s.drop(d)
+	a, err := artifact.Pull(ctx, s.read, d.String(), nil, s.opts)
+	if err != nil {
+		return nil, err
+	}
+	s.remember(a)
+	return a.DeepCopy(), nil
+}
+
+// present says whether every blob of a is in the store (a stat each, no
+// read).
+func (s *Store) present(ctx context.Context, a *artifact.Artifact) bool {
+	descs := []ocispec.Descriptor{a.Manifest, a.Config}
+	for _, c := range a.Charts {
+		descs = append(descs, c.Descriptor)
+	}
+	for _, d := range a.Definitions {
+		descs = append(descs, d.Descriptor)
+	}
+	for _, d := range descs {
+		if ok, err := s.oci.Exists(ctx, d); err != nil || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// remember keeps a, verified and in the store.
+func (s *Store) remember(a *artifact.Artifact) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.verified[a.Manifest.Digest] = a
+}
+
+// drop forgets the verified artifact d.
+func (s *Store) drop(d digest.Digest) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.verified, d)
 }
 
 // Served returns the manifest source serves, and false when it serves
@@ -132,11 +217,21 @@ func (s *Store) Open(ctx context.Context, desc ocispec.Descriptor) (io.ReadClose
 	return s.oci.Fetch(ctx, desc)
 }
 
-// collect removes every blob no tagged manifest reaches.
+// collect removes every blob no tagged manifest reaches, and forgets the
+// verified artifacts whose manifests it removed.
 func (s *Store) collect(ctx context.Context) error {
 	s.gc.Lock()
 	defer s.gc.Unlock()
-	if err := s.oci.GC(ctx); err != nil {
+	err := s.oci.GC(ctx)
+	// Also after a failed collection, which may have removed some.
+	s.mu.Lock()
+	for d, a := range s.verified {
+		if ok, xerr := s.oci.Exists(ctx, a.Manifest); xerr != nil || !ok {
+			delete(s.verified, d)
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("collect unused revisions: %w", err)
 	}
 	return nil
