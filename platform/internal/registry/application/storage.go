@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
