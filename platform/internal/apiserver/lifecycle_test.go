@@ -161,3 +161,63 @@ func TestWatchesEndWithTheirKind(t *testing.T) {
 	}
 	w2.Stop()
 }
+
+// TestRenamedPlural (issue 16, part 1): an ApplicationDefinition whose
+// plural changes ends the watches on the old resource, discovery moves to
+// the new one, and the objects are read under the new name, unchanged.
+func TestRenamedPlural(t *testing.T) {
+	startServer(t)
+	ctx := context.Background()
+	applyFixtureAD(t, "bootbox")
+	t.Cleanup(func() {
+		_ = backend.Delete(ctx, &v1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: "bootbox"}})
+	})
+	waitDiscovered(t, "bootboxes", 5*time.Second)
+	ensureNamespace(t, "renamed")
+	dyn := dynamic.NewForConfigOrDie(env.Config)
+	resource := func(plural string) dynamic.ResourceInterface {
+		return dyn.Resource(schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: plural}).Namespace("renamed")
+	}
+	created, err := resource("bootboxes").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "BootBox", "metadata": map[string]any{"name": "box"},
+		"spec": map[string]any{"whitelistHTTP": false}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := resource("bootboxes").Watch(ctx, metav1.ListOptions{ResourceVersion: created.GetResourceVersion()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	var ad v1alpha1.ApplicationDefinition
+	if err := backend.Get(ctx, client.ObjectKey{Name: "bootbox"}, &ad); err != nil {
+		t.Fatal(err)
+	}
+	ad.Spec.Application.Plural = "bootboxen"
+	if err := backend.Update(ctx, &ad); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	timeout := time.After(2 * time.Second)
+	for ended := false; !ended; {
+		select {
+		case _, ok := <-w.ResultChan():
+			ended = !ok
+		case <-timeout:
+			t.Fatal("the watch on bootboxes is still open 2 s after the plural changed")
+		}
+	}
+	t.Logf("the watch on the old plural ended %s after the change", time.Since(start).Round(time.Millisecond))
+	waitDiscovered(t, "bootboxen", 5*time.Second)
+	got, err := resource("bootboxen").Get(ctx, "box", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the object under the new plural: %v", err)
+	}
+	if got.GetUID() != created.GetUID() || got.Object["spec"].(map[string]any)["whitelistHTTP"] != false {
+		t.Errorf("the object changed: %v", got.Object)
+	}
+	if _, err := resource("bootboxes").Get(ctx, "box", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the old plural: %v, want 404", err)
+	}
+}
