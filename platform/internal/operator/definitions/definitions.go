@@ -210,15 +210,9 @@ func Guard(ctx context.Context, c client.Client, source string, objs []*unstruct
 				}
 			}
 		case Kinds[1]:
-			rules, _, _ := unstructured.NestedSlice(o.Object, "spec", "matchConstraints", "resourceRules")
-			for _, r := range rules {
-				m, _ := r.(map[string]any)
-				resources, _, _ := unstructured.NestedStringSlice(m, "resources")
-				for _, res := range resources {
-					plural, _, _ := strings.Cut(res, "/")
-					if h, ok := foreign[resourceClaim(plural)]; ok {
-						conflicts = append(conflicts, fmt.Sprintf("ValidatingAdmissionPolicy %s (it matches %s, the kind of %s)", o.GetName(), plural, h))
-					}
+			for _, plural := range matchedPlurals(o) {
+				if h, ok := foreign[resourceClaim(plural)]; ok {
+					conflicts = append(conflicts, fmt.Sprintf("ValidatingAdmissionPolicy %s (it matches %s, the kind of %s)", o.GetName(), plural, h))
 				}
 			}
 		}
@@ -228,6 +222,22 @@ func Guard(ctx context.Context, c client.Client, source string, objs []*unstruct
 		return &ConflictError{Objects: slices.Compact(conflicts)}
 	}
 	return nil
+}
+
+// matchedPlurals are the resources (without subresource) a
+// ValidatingAdmissionPolicy's resourceRules match, in order.
+func matchedPlurals(policy *unstructured.Unstructured) []string {
+	var out []string
+	rules, _, _ := unstructured.NestedSlice(policy.Object, "spec", "matchConstraints", "resourceRules")
+	for _, r := range rules {
+		m, _ := r.(map[string]any)
+		resources, _, _ := unstructured.NestedStringSlice(m, "resources")
+		for _, res := range resources {
+			plural, _, _ := strings.Cut(res, "/")
+			out = append(out, plural)
+		}
+	}
+	return out
 }
 
 // ownerOf describes who installed cur, by its annotation.
@@ -352,16 +362,10 @@ func ownersOf(obj *unstructured.Unstructured, applied map[string][]metav1.OwnerR
 	var out []metav1.OwnerReference
 	switch obj.GroupVersionKind() {
 	case Kinds[1]:
-		rules, _, _ := unstructured.NestedSlice(obj.Object, "spec", "matchConstraints", "resourceRules")
-		for _, r := range rules {
-			m, _ := r.(map[string]any)
-			resources, _, _ := unstructured.NestedStringSlice(m, "resources")
-			for _, res := range resources {
-				plural, _, _ := strings.Cut(res, "/")
-				for _, ref := range applied["plural/"+plural] {
-					if !slices.ContainsFunc(out, func(o metav1.OwnerReference) bool { return o.UID == ref.UID }) {
-						out = append(out, ref)
-					}
+		for _, plural := range matchedPlurals(obj) {
+			for _, ref := range applied["plural/"+plural] {
+				if !slices.ContainsFunc(out, func(o metav1.OwnerReference) bool { return o.UID == ref.UID }) {
+					out = append(out, ref)
 				}
 			}
 		}
