@@ -1,16 +1,10 @@
 package memorytest_test
 
 import (
-	"archive/tar"
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +25,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
+	"cozystack.io/contracts/artifact/artifacttest"
 	"cozystack.io/contracts/artifact/build"
 	"cozystack.io/platform/internal/operator"
 	"cozystack.io/sdk/testenv"
@@ -217,67 +212,14 @@ func pushArtifact(ctx context.Context, t *testing.T, repo, tag string, n int) (o
 	return desc, size
 }
 
-// randomChart writes a chart archive of chart name holding size bytes of
-// random (incompressible) data, in files of 4 MiB (within safetar's and
-// Helm's limit of 5 MiB per file), gzip without compression (fast), to a
-// file in dir; it returns the file and the archive's descriptor
-// (ChartMediaType, no annotations).
+// randomChart is artifacttest.RandomChart, failing t on an error.
 func randomChart(t *testing.T, dir, name string, size int64, seed uint64) (string, ocispec.Descriptor) {
 	t.Helper()
-	f, err := os.CreateTemp(dir, name+"-*.tgz")
+	file, desc, err := artifacttest.RandomChart(dir, name, size, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	h := sha256.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(f, h), 1<<20)
-	cw := &countWriter{w: bw}
-	zw, err := gzip.NewWriterLevel(cw, gzip.NoCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw := tar.NewWriter(zw)
-	add := func(file string, n int64, r io.Reader) {
-		if err := tw.WriteHeader(&tar.Header{Name: name + "/" + file, Mode: 0o644, Size: n, Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.CopyN(tw, r, n); err != nil {
-			t.Fatal(err)
-		}
-	}
-	chartYAML := fmt.Sprintf("apiVersion: v2\nname: %s\nversion: 0.1.0\n", name)
-	add("Chart.yaml", int64(len(chartYAML)), strings.NewReader(chartYAML))
-	var key [32]byte
-	copy(key[:], name)
-	key[31] = byte(seed)
-	rng := rand.NewChaCha8(key)
-	const part = 4 << 20
-	for i := 0; size > 0; i++ {
-		n := min(size, part)
-		add(fmt.Sprintf("files/data-%03d.bin", i), n, rng)
-		size -= n
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return f.Name(), ocispec.Descriptor{MediaType: artifact.ChartMediaType, Digest: digest.NewDigest(digest.SHA256, h), Size: cw.n}
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	return file, desc
 }
 
 func writeFile(t *testing.T, name, data string) {
