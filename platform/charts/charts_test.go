@@ -46,25 +46,13 @@ const (
 	internalNS = "cozy-lib.internal."
 )
 
-// goodValues are cluster values as cozystack-controller projects them.
+// goodValues are cluster values as cozystack-controller projects them
+// (charttest.K2Values), in namespace's tenant, whose host is
+// dev.acme.example.org.
 func goodValues() map[string]any {
-	return map[string]any{
-		"_cluster": map[string]any{
-			"root-host":                          "example.org",
-			"api-server-endpoint":                "https://api.example.org:6443",
-			"cluster-domain":                     "cozy.local",
-			"expose-ingress":                     "tenant-root",
-			"issuer-name":                        "letsencrypt-prod",
-			"clusterissuer":                      "http01",
-			"oidc-enabled":                       "false",
-			"gateway-api":                        "false",
-			"gateway-class-name":                 "cilium",
-			"cpu-allocation-ratio":               "10",
-			"memory-allocation-ratio":            "1",
-			"ephemeral-storage-allocation-ratio": "40",
-		},
-		"_namespace": map[string]any{"host": "dev.acme.example.org"},
-	}
+	v := charttest.K2Values()
+	v["_namespace"] = map[string]any{"host": "dev.acme.example.org"}
+	return v
 }
 
 // with returns goodValues with path (object/key) set to value, or deleted

@@ -318,6 +318,19 @@ func rewrite(t *testing.T, dir, rel, old, new string) {
 	}
 }
 
+// claimingCatalog is appCatalog (version 1.0.0) of the one kind def
+// (kind) whose definition, policy and tenant roles name plural instead of
+// def's own: a definition claiming another catalog's plural.
+func claimingCatalog(t *testing.T, catalog, def, kind, plural string) string {
+	t.Helper()
+	dir := appCatalog(t, catalog, "1.0.0", map[string]string{def: kind})
+	file := "applicationdefinitions/" + def + ".yaml"
+	rewrite(t, dir, file, "plural: "+def+"s", "plural: "+plural)
+	rewrite(t, dir, file, `resources: ["`+def+`s"]`, `resources: ["`+plural+`"]`)
+	rewrite(t, dir, "catalog.yaml", "resources: ["+def+"s]", "resources: ["+plural+"]")
+	return dir
+}
+
 // TestDecoyPluralPolicyRefused (issue 15, part 5): a catalog shipping a
 // decoy ApplicationDefinition with another catalog's plural, and a policy
 // on it, gets Conflict naming the policy and the owner of the plural; the
@@ -334,11 +347,7 @@ func TestDecoyPluralPolicyRefused(t *testing.T) {
 	create(t, ociSource("victim", "e2e/victim", "1.0.0"))
 	waitSource(t, "victim", "Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
 
-	dir := appCatalog(t, "decoy", "1.0.0", map[string]string{"decoyx": "Decoyx"})
-	rewrite(t, dir, "applicationdefinitions/decoyx.yaml", "plural: decoyxs", "plural: vgizmos")
-	rewrite(t, dir, "applicationdefinitions/decoyx.yaml", `resources: ["decoyxs"]`, `resources: ["vgizmos"]`)
-	rewrite(t, dir, "catalog.yaml", "resources: [decoyxs]", "resources: [vgizmos]")
-	push(t, dir, "e2e/decoy", "1.0.0")
+	push(t, claimingCatalog(t, "decoy", "decoyx", "Decoyx", "vgizmos"), "e2e/decoy", "1.0.0")
 	ps := ociSource("decoy", "e2e/decoy", "1.0.0")
 	create(t, ps)
 	got := waitSource(t, "decoy", "Conflict", sourceReady(False, v1alpha1.ReasonConflict))

@@ -233,17 +233,6 @@ func TestRedTeamCatalogs(t *testing.T) {
 	token := map[string]any{"apiGroups": []any{""}, "resources": []any{"serviceaccounts/token"}, "verbs": []any{"create"}}
 	readSA := map[string]any{"apiGroups": []any{""}, "resources": []any{"serviceaccounts", "secrets"}, "verbs": []any{"get", "list"}}
 	wildcard := map[string]any{"apiGroups": []any{"*"}, "resources": []any{"*"}, "verbs": []any{"*"}}
-	hook := fmt.Sprintf(`apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: %s
-  namespace: %s
-  annotations:
-    helm.sh/hook: pre-install,pre-upgrade
-    helm.sh/hook-delete-policy: before-hook-creation
-data:
-  stolen: "yes"
-`, victimConfigMap, victimNamespace)
 
 	rows := []struct {
 		name string
@@ -292,17 +281,13 @@ data:
 	}, {
 		name: "rtwiden", privileged: true, wantSource: v1alpha1.ReasonArtifactReady, wantPackage: v1alpha1.ReasonInstalled,
 		// Installed with consent to reading ConfigMaps; the next revision
-		// asks for everything on them.
+		// asks for every verb on every resource of every group.
 		source: func(t *testing.T, name string) *v1alpha1.PackageSource {
-			dir := privilegedCatalog(t, name, "1.0.0", "e2e-"+name, "x")
-			rewrite(t, dir, artifact.CatalogFile, "privileged: true", "privileged: true\n        clusterRules:\n          - {apiGroups: [\"\"], resources: [configmaps], verbs: [get]}")
-			push(t, dir, "e2e/"+name, "1.0.0")
+			push(t, widenCatalog(t, name, "1.0.0", configMapVerbs("get")), "e2e/"+name, "1.0.0")
 			return ociSource(name, "e2e/"+name, "1.0.0")
 		},
 		then: func(t *testing.T, name string) {
-			dir := privilegedCatalog(t, name, "2.0.0", "e2e-"+name, "x")
-			rewrite(t, dir, artifact.CatalogFile, "privileged: true", "privileged: true\n        clusterRules:\n          - {apiGroups: [\"*\"], resources: [\"*\"], verbs: [\"*\"]}")
-			push(t, dir, "e2e/"+name, "2.0.0")
+			push(t, widenCatalog(t, name, "2.0.0", `{apiGroups: ["*"], resources: ["*"], verbs: ["*"]}`), "e2e/"+name, "2.0.0")
 			patchTag(t, name, "2.0.0")
 			p := waitPackage(t, name, "PrivilegeChangeRequiresApproval", packageReady(False, v1alpha1.ReasonPrivilegeChangeRequiresApproval))
 			mustContain(t, "message", ready(p.Status.Conditions).Message, "*")
@@ -315,11 +300,8 @@ data:
 		// that denies every create. The Package is the "conflict then
 		// install" attack: it waits and installs nothing.
 		source: func(t *testing.T, name string) *v1alpha1.PackageSource {
-			dir := appCatalog(t, name, "1.0.0", map[string]string{"rtdecoyx": "Rtdecoyx"})
-			rewrite(t, dir, "applicationdefinitions/rtdecoyx.yaml", "plural: rtdecoyxs", "plural: rtgizmos")
-			rewrite(t, dir, "applicationdefinitions/rtdecoyx.yaml", `resources: ["rtdecoyxs"]`, `resources: ["rtgizmos"]`)
+			dir := claimingCatalog(t, name, "rtdecoyx", "Rtdecoyx", "rtgizmos")
 			rewrite(t, dir, "applicationdefinitions/rtdecoyx.yaml", `size(object.metadata.name) <= 20`, `false`)
-			rewrite(t, dir, artifact.CatalogFile, "resources: [rtdecoyxs]", "resources: [rtgizmos]")
 			push(t, dir, "e2e/"+name, "1.0.0")
 			return ociSource(name, "e2e/"+name, "1.0.0")
 		},
@@ -330,11 +312,7 @@ data:
 		// victim to rename its definition (the rename is below, after the
 		// victim's objects are compared).
 		source: func(t *testing.T, name string) *v1alpha1.PackageSource {
-			dir := appCatalog(t, name, "1.0.0", map[string]string{"rtsquatx": "Rtsquatx"})
-			rewrite(t, dir, "applicationdefinitions/rtsquatx.yaml", "plural: rtsquatxs", "plural: rtgizmos")
-			rewrite(t, dir, "applicationdefinitions/rtsquatx.yaml", `resources: ["rtsquatxs"]`, `resources: ["rtgizmos"]`)
-			rewrite(t, dir, artifact.CatalogFile, "resources: [rtsquatxs]", "resources: [rtgizmos]")
-			push(t, dir, "e2e/"+name, "1.0.0")
+			push(t, claimingCatalog(t, name, "rtsquatx", "Rtsquatx", "rtgizmos"), "e2e/"+name, "1.0.0")
 			return ociSource(name, "e2e/"+name, "1.0.0")
 		},
 	}, {
@@ -342,23 +320,7 @@ data:
 		// A privileged component's pre-install hook named after the
 		// victim's ConfigMap: it never runs (contained).
 		source: func(t *testing.T, name string) *v1alpha1.PackageSource {
-			dir := writeCatalog(t, fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
-kind: Catalog
-name: %s
-version: 1.0.0
-minPlatformVersion: 0.1.0
-variants:
-  - name: default
-    components:
-      - name: web
-        chart: charts/web
-        namespace: e2e-%s
-        privileged: true
-        clusterRules:
-          - apiGroups: [""]
-            resources: [configmaps]
-            verbs: [get, list, watch, create, update, patch, delete]`+configMapRule+`
-`, name, name), chart{dir: "charts/web", templates: map[string]string{"hook.yaml": hook, "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-own\n"}})
+			dir := hookCatalog(t, name, client.ObjectKey{Namespace: victimNamespace, Name: victimConfigMap})
 			push(t, dir, "e2e/"+name, "1.0.0")
 			return ociSource(name, "e2e/"+name, "1.0.0")
 		},

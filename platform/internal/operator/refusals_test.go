@@ -419,28 +419,31 @@ func TestNamespaceEscape(t *testing.T) {
 	}
 }
 
-// widenCatalog is a catalog whose one privileged component "op" (a
-// ConfigMap chart, in namespace e2e-widen) asks cluster-wide for the verbs
-// given on ConfigMaps.
-func widenCatalog(t *testing.T, version string, verbs string) string {
+// widenCatalog is a catalog name whose one privileged component "op" (a
+// ConfigMap chart, in namespace e2e-<name>) asks cluster-wide for rule (a
+// YAML flow mapping of a PolicyRule).
+func widenCatalog(t *testing.T, name, version, rule string) string {
 	t.Helper()
 	return writeCatalog(t, fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
 kind: Catalog
-name: widen
-version: %s
+name: %[1]s
+version: %[2]s
 minPlatformVersion: 0.1.0
 variants:
   - name: default
     components:
       - name: op
         chart: charts/op
-        namespace: e2e-widen
+        namespace: e2e-%[1]s
         privileged: true
         clusterRules:
-          - apiGroups: [""]
-            resources: [configmaps]
-            verbs: [%s]`+configMapRule+`
-`, version, verbs), chart{dir: "charts/op", values: "greeting: " + version + "\n"})
+          - %[3]s`+configMapRule+`
+`, name, version, rule), chart{dir: "charts/op", values: "greeting: " + version + "\n"})
+}
+
+// configMapVerbs is a widenCatalog rule: verbs on ConfigMaps.
+func configMapVerbs(verbs string) string {
+	return `{apiGroups: [""], resources: [configmaps], verbs: [` + verbs + `]}`
 }
 
 // TestPrivilegesNeedApproval (issue 15, part 4): allowPrivileged consents to
@@ -463,7 +466,7 @@ func TestPrivilegesNeedApproval(t *testing.T) {
 		}
 		return out
 	}
-	push(t, widenCatalog(t, "1.0.0", "get"), "e2e/widen", "1.0.0")
+	push(t, widenCatalog(t, "widen", "1.0.0", configMapVerbs("get")), "e2e/widen", "1.0.0")
 	create(t, ociSource("widen", "e2e/widen", "1.0.0"))
 	create(t, newPackage("widen", "widen", "", true))
 	p := waitPackage(t, "widen", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
@@ -473,7 +476,7 @@ func TestPrivilegesNeedApproval(t *testing.T) {
 	}
 
 	// 2.0.0 asks for everything on ConfigMaps cluster-wide.
-	push(t, widenCatalog(t, "2.0.0", "get, list, create, delete"), "e2e/widen", "2.0.0")
+	push(t, widenCatalog(t, "widen", "2.0.0", configMapVerbs("get, list, create, delete")), "e2e/widen", "2.0.0")
 	patchTag(t, "widen", "2.0.0")
 	p = waitPackage(t, "widen", "PrivilegeChangeRequiresApproval", packageReady(False, v1alpha1.ReasonPrivilegeChangeRequiresApproval))
 	msg := ready(p.Status.Conditions).Message
@@ -515,7 +518,7 @@ func TestPrivilegesNeedApproval(t *testing.T) {
 	}
 
 	// 3.0.0 asks for less: no approval needed.
-	push(t, widenCatalog(t, "3.0.0", "get"), "e2e/widen", "3.0.0")
+	push(t, widenCatalog(t, "widen", "3.0.0", configMapVerbs("get")), "e2e/widen", "3.0.0")
 	patchTag(t, "widen", "3.0.0")
 	waitPackage(t, "widen", "Installed 3.0.0", func(p *v1alpha1.Package) bool {
 		r := ready(p.Status.Conditions)
@@ -576,6 +579,42 @@ func TestOversizedStatus(t *testing.T) {
 	}
 }
 
+// hookCatalog is a catalog name whose privileged component "web" (in
+// namespace e2e-<name>, allowed to write ConfigMaps anywhere) renders a
+// ConfigMap of its own and a pre-install hook ConfigMap named target,
+// whose hook-delete-policy deletes whatever holds that name first.
+func hookCatalog(t *testing.T, name string, target client.ObjectKey) string {
+	t.Helper()
+	hook := fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %s
+  namespace: %s
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+    helm.sh/hook-delete-policy: before-hook-creation
+data:
+  stolen: "yes"
+`, target.Name, target.Namespace)
+	return writeCatalog(t, fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
+kind: Catalog
+name: %[1]s
+version: 1.0.0
+minPlatformVersion: 0.1.0
+variants:
+  - name: default
+    components:
+      - name: web
+        chart: charts/web
+        namespace: e2e-%[1]s
+        privileged: true
+        clusterRules:
+          - apiGroups: [""]
+            resources: [configmaps]
+            verbs: [get, list, watch, create, update, patch, delete]`+configMapRule+`
+`, name), chart{dir: "charts/web", templates: map[string]string{"hook.yaml": hook, "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-own\n"}})
+}
+
 // TestHooksNeverRun (issue 15, part 5): Helm creates hook objects outside
 // the release's ownership checks, and a before-hook-creation hook deletes
 // whatever holds its name. A privileged Package's pre-install hook named
@@ -603,35 +642,7 @@ func TestHooksNeverRun(t *testing.T) {
 		t.Fatal("the owner's chart rendered no ConfigMap")
 	}
 
-	hook := fmt.Sprintf(`apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: %s
-  namespace: e2e-hook-owner
-  annotations:
-    helm.sh/hook: pre-install,pre-upgrade
-    helm.sh/hook-delete-policy: before-hook-creation
-data:
-  stolen: "yes"
-`, target.Name)
-	dir := writeCatalog(t, `apiVersion: cozystack.io/v1alpha1
-kind: Catalog
-name: hooker
-version: 1.0.0
-minPlatformVersion: 0.1.0
-variants:
-  - name: default
-    components:
-      - name: web
-        chart: charts/web
-        namespace: e2e-hooker
-        privileged: true
-        clusterRules:
-          - apiGroups: [""]
-            resources: [configmaps]
-            verbs: [get, list, watch, create, update, patch, delete]`+configMapRule+`
-`, chart{dir: "charts/web", templates: map[string]string{"hook.yaml": hook, "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-own\n"}})
-	push(t, dir, "e2e/hooker", "1.0.0")
+	push(t, hookCatalog(t, "hooker", client.ObjectKeyFromObject(&target)), "e2e/hooker", "1.0.0")
 	create(t, ociSource("hooker", "e2e/hooker", "1.0.0"))
 	create(t, newPackage("hooker", "hooker", "", true))
 	waitPackage(t, "hooker", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
