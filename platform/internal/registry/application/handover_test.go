@@ -71,6 +71,15 @@ func TestApplicationNeverSwitchesCatalog(t *testing.T) {
 		t.Errorf("read through the new definition: %v", err)
 	}
 
+	// The tenant cannot hand its application over itself: the key is the
+	// platform's (contract K1, "Metadata the platform owns").
+	app := f.get("main")
+	app.SetAnnotations(map[string]string{AnnotationHandover: "pg-squat"})
+	_, _, err = squatter.Update(f.ctx, "main", rest.DefaultUpdatedObjectInfo(app), nil, nil, false, &metav1.UpdateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), AnnotationHandover) {
+		t.Fatalf("a tenant's own handover: %v, want 422 naming the annotation", err)
+	}
+
 	// A handover naming another definition does not count.
 	hr.Annotations = map[string]string{AnnotationHandover: "postgresql"}
 	if err := f.c.Update(context.Background(), hr); err != nil {
