@@ -2,10 +2,14 @@ package apiserver_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,6 +17,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
@@ -53,6 +58,11 @@ func TestKindChangesAndLeavesAtRunTime(t *testing.T) {
 	}
 	t.Logf("schema change in force after %s", time.Since(start).Round(time.Millisecond))
 
+	// A kind with no application left goes at once (its finalizer is
+	// released; TestRemovingAKindInUse covers the other case).
+	if err := vpns.Delete(ctx, "before", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	if err := backend.Delete(ctx, &ad); err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +84,9 @@ func TestKindChangesAndLeavesAtRunTime(t *testing.T) {
 		t.Fatal("vpns still in discovery after its AD was deleted")
 	}
 	t.Logf("vpns gone from kube-apiserver discovery %s after the AD was deleted", time.Since(start).Round(time.Millisecond))
+	if err := backend.Get(ctx, client.ObjectKey{Name: "vpn"}, &ad); !apierrors.IsNotFound(err) {
+		t.Errorf("the ApplicationDefinition of a kind without applications after its deletion: %v, want it gone", err)
+	}
 	if _, err := vpns.Get(ctx, "before", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("get of a deleted kind: %v, want 404", err)
 	}
@@ -81,10 +94,11 @@ func TestKindChangesAndLeavesAtRunTime(t *testing.T) {
 
 // TestWatchesEndWithTheirKind (issue 16, part 1): a watch across all
 // namespaces on a kind ends within 2 s of its ApplicationDefinition's
-// removal (the stream closes, so informers relist and get 404), and a
-// watch resumed from a resourceVersion read before the kind was defined
-// anew gets 410 Gone rather than a stream mixing the two; the application
-// is served again, unchanged.
+// deletion (the stream closes, so informers relist), and a watch resumed
+// from a resourceVersion read before the kind was defined anew gets 410
+// Gone rather than a stream mixing the two; the application, orphaned
+// by hand (its definition's finalizer removed), is served again,
+// unchanged.
 func TestWatchesEndWithTheirKind(t *testing.T) {
 	startServer(t)
 	ctx := context.Background()
@@ -98,9 +112,7 @@ func TestWatchesEndWithTheirKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = backend.Delete(ctx, &v1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: "bucket"}})
-	})
+	t.Cleanup(func() { removeKind(t, "bucket") })
 	list, err := buckets.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -134,6 +146,10 @@ func TestWatchesEndWithTheirKind(t *testing.T) {
 		}
 	}
 	t.Logf("the watch ended %s after the ApplicationDefinition was deleted", time.Since(start).Round(time.Millisecond))
+	// The application keeps the kind served (TestRemovingAKindInUse);
+	// removed by hand, the definition goes and the kind with it.
+	removeKind(t, "bucket")
+	waitNotFound(t, buckets.Namespace("watchend"), "kept")
 
 	// The kind defined anew: resuming from the old resourceVersion is 410.
 	applyFixtureAD(t, "bucket")
@@ -169,9 +185,7 @@ func TestRenamedPlural(t *testing.T) {
 	startServer(t)
 	ctx := context.Background()
 	applyFixtureAD(t, "bootbox")
-	t.Cleanup(func() {
-		_ = backend.Delete(ctx, &v1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: "bootbox"}})
-	})
+	t.Cleanup(func() { removeKind(t, "bootbox") })
 	waitDiscovered(t, "bootboxes", 5*time.Second)
 	ensureNamespace(t, "renamed")
 	dyn := dynamic.NewForConfigOrDie(env.Config)
@@ -219,5 +233,190 @@ func TestRenamedPlural(t *testing.T) {
 	}
 	if _, err := resource("bootboxes").Get(ctx, "box", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the old plural: %v, want 404", err)
+	}
+}
+
+// TestRemovingAKindInUse (issue 16, part 2): an ApplicationDefinition
+// deleted while applications of its kind exist stays, served with reason
+// Terminating naming their count and namespaces; creates are refused,
+// reads go on, and their HelmReleases are untouched. Removing its
+// finalizer by hand orphans them (404, HelmReleases untouched); the
+// definition applied again serves them, unchanged. Once the last
+// application is deleted, a deleted definition goes by itself. A
+// definition that is not served names the applications it leaves unseen.
+func TestRemovingAKindInUse(t *testing.T) {
+	startServer(t)
+	ctx := context.Background()
+	applyFixtureAD(t, "rabbitmq")
+	t.Cleanup(func() { removeKind(t, "rabbitmq") })
+	waitDiscovered(t, "rabbitmqs", 5*time.Second)
+	rabbits := dynamic.NewForConfigOrDie(env.Config).Resource(schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "rabbitmqs"})
+	apps := []struct{ ns, name string }{{"inuse-a", "one"}, {"inuse-a", "two"}, {"inuse-b", "three"}}
+	for _, a := range apps {
+		ensureNamespace(t, a.ns)
+		if _, err := rabbits.Namespace(a.ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "RabbitMQ", "metadata": map[string]any{"name": a.name},
+			"spec": map[string]any{"replicas": int64(2)}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// snapshot is every application and its HelmRelease, as stored.
+	snapshot := func() map[string]any {
+		out := map[string]any{}
+		for _, a := range apps {
+			var hr helmv2.HelmRelease
+			if err := backend.Get(ctx, client.ObjectKey{Namespace: a.ns, Name: "rabbitmq-" + a.name}, &hr); err != nil {
+				t.Fatalf("the HelmRelease of %s/%s: %v", a.ns, a.name, err)
+			}
+			out["hr/"+a.ns+"/"+a.name] = hr
+			app, err := rabbits.Namespace(a.ns).Get(ctx, a.name, metav1.GetOptions{})
+			if err == nil {
+				out["app/"+a.ns+"/"+a.name] = app.Object
+			}
+		}
+		return out
+	}
+	before := snapshot()
+	served := func(reason, message string) *v1alpha1.ApplicationDefinition {
+		t.Helper()
+		var ad v1alpha1.ApplicationDefinition
+		var last string
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			if err := backend.Get(ctx, client.ObjectKey{Name: "rabbitmq"}, &ad); err != nil {
+				last = err.Error()
+				return false, nil
+			}
+			c := apimeta.FindStatusCondition(ad.Status.Conditions, v1alpha1.ConditionServed)
+			if c == nil {
+				return false, nil
+			}
+			last = c.Reason + ": " + c.Message
+			return c.Reason == reason && strings.Contains(c.Message, message), nil
+		})
+		if err != nil {
+			t.Fatalf("Served condition never %s naming %q; last: %s", reason, message, last)
+		}
+		return &ad
+	}
+	const count = "3 applications in 2 namespaces (inuse-a: 2, inuse-b: 1)"
+
+	// A definition that is not served names the applications it leaves
+	// unseen.
+	ad := served(v1alpha1.ReasonServed, "")
+	if !controllerutil.ContainsFinalizer(ad, v1alpha1.FinalizerApplications) {
+		t.Fatalf("ApplicationDefinition finalizers %v, want %s", ad.Finalizers, v1alpha1.FinalizerApplications)
+	}
+	schemaOf := ad.Spec.Application.OpenAPISchema
+	ad.Spec.Application.OpenAPISchema = `{"type":"object","properties":{"replicas":{"type":"nonsense"}}}`
+	if err := backend.Update(ctx, ad); err != nil {
+		t.Fatal(err)
+	}
+	c := apimeta.FindStatusCondition(served(v1alpha1.ReasonInvalidSchema, count).Status.Conditions, v1alpha1.ConditionServed)
+	t.Logf("an invalid definition says: %s", c.Message)
+	ad = served(v1alpha1.ReasonInvalidSchema, count)
+	ad.Spec.Application.OpenAPISchema = schemaOf
+	if err := backend.Update(ctx, ad); err != nil {
+		t.Fatal(err)
+	}
+	served(v1alpha1.ReasonServed, "")
+
+	// Deleted with applications: Terminating, reads go on, no creates.
+	if err := backend.Delete(ctx, ad); err != nil {
+		t.Fatal(err)
+	}
+	ad = served(v1alpha1.ReasonTerminating, count)
+	c = apimeta.FindStatusCondition(ad.Status.Conditions, v1alpha1.ConditionServed)
+	if c.Status != metav1.ConditionTrue {
+		t.Errorf("Served while terminating: %s, want True", c.Status)
+	}
+	t.Logf("a deleted definition in use says: %s", c.Message)
+	list, err := rabbits.List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != len(apps) {
+		t.Fatalf("list of a terminating kind: %v (%v), want %d items", err, list, len(apps))
+	}
+	_, err = rabbits.Namespace("inuse-b").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "RabbitMQ", "metadata": map[string]any{"name": "late"}}}, metav1.CreateOptions{})
+	if !apierrors.IsMethodNotSupported(err) || !strings.Contains(err.Error(), "terminating") {
+		t.Errorf("create of a terminating kind: %v, want 405 naming the terminating definition", err)
+	}
+	if diff := cmp.Diff(before, snapshot()); diff != "" {
+		t.Errorf("the applications or their HelmReleases changed while the kind was terminating (-before +after):\n%s", diff)
+	}
+
+	// Forced by hand: orphaned, untouched; applied again: served again.
+	removeKind(t, "rabbitmq")
+	waitNotFound(t, rabbits.Namespace("inuse-a"), "one")
+	orphaned := snapshot()
+	for k, v := range before {
+		if strings.HasPrefix(k, "hr/") && !cmp.Equal(v, orphaned[k]) {
+			t.Errorf("%s changed when its kind was removed: %s", k, cmp.Diff(v, orphaned[k]))
+		}
+	}
+	applyFixtureAD(t, "rabbitmq")
+	waitDiscovered(t, "rabbitmqs", 5*time.Second)
+	if diff := cmp.Diff(before, snapshot()); diff != "" {
+		t.Errorf("the applications came back changed (-before +after):\n%s", diff)
+	}
+
+	// The last application deleted, a deleted definition goes.
+	if err := backend.Delete(ctx, &v1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: "rabbitmq"}}); err != nil {
+		t.Fatal(err)
+	}
+	served(v1alpha1.ReasonTerminating, count)
+	for _, a := range apps {
+		if err := rabbits.Namespace(a.ns).Delete(ctx, a.name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(backend.Get(ctx, client.ObjectKey{Name: "rabbitmq"}, &v1alpha1.ApplicationDefinition{})), nil
+	})
+	if err != nil {
+		t.Fatal("the deleted ApplicationDefinition stayed after its last application was deleted")
+	}
+	t.Logf("the definition went %s after its last application was deleted", time.Since(start).Round(time.Millisecond))
+}
+
+// waitNotFound waits until the application name is no longer served (a
+// removed kind leaves the API within the definitions watcher's settle
+// time).
+func waitNotFound(t *testing.T, r dynamic.ResourceInterface, name string) {
+	t.Helper()
+	var err error
+	if wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err = r.Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}) != nil {
+		t.Fatalf("application %s of a removed kind: %v, want 404", name, err)
+	}
+}
+
+// removeKind deletes ApplicationDefinition name whatever applications of
+// its kind are left, as a cluster administrator forces it (removing the
+// finalizer by hand), and waits until it is gone.
+func removeKind(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		var ad v1alpha1.ApplicationDefinition
+		err := backend.Get(ctx, client.ObjectKey{Name: name}, &ad)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, nil
+		}
+		if ad.DeletionTimestamp.IsZero() {
+			_ = backend.Delete(ctx, &ad)
+			return false, nil
+		}
+		if controllerutil.RemoveFinalizer(&ad, v1alpha1.FinalizerApplications) {
+			_ = backend.Update(ctx, &ad)
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("ApplicationDefinition %s not removed", name)
 	}
 }

@@ -246,7 +246,7 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 			return RegisterLocal(hctx, c, reg)
 		})
 	}
-	s.watcher = &definitions.Watcher{Cache: adCache, Client: c, OnChange: func(set *kinds.Set) {
+	s.watcher = &definitions.Watcher{Cache: adCache, Client: c, Applications: releases, OnChange: func(set *kinds.Set) {
 		if err := apps.Update(set); err != nil {
 			klog.ErrorS(err, "updating the served application kinds")
 			return

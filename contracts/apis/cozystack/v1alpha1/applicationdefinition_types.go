@@ -22,7 +22,13 @@ const (
 	// ConditionServed is True when the kind is served by the application API.
 	ConditionServed = "Served"
 
-	ReasonServed            = "Served"
+	ReasonServed = "Served"
+	// ReasonTerminating: Served=True on a deleted ApplicationDefinition
+	// whose kind still has applications: the kind stays served, except
+	// that no application of it can be created, until the last is deleted
+	// (FinalizerApplications). The message names their count and
+	// namespaces.
+	ReasonTerminating       = "Terminating"
 	ReasonInvalidSchema     = "InvalidSchema"
 	ReasonInvalidAnnotation = "InvalidAnnotation"
 	ReasonPluralConflict    = "PluralConflict"
@@ -31,6 +37,15 @@ const (
 	ReasonInvalidRelease    = "InvalidRelease"
 	ReasonInvalidNames      = "InvalidNames"
 )
+
+// FinalizerApplications is the finalizer cozystack-api puts on every
+// ApplicationDefinition it reads: a deleted definition whose kind still has
+// applications stays, served with reason Terminating, until the last of
+// them is deleted, so no application's HelmRelease is ever left where the
+// API does not show it (contract K1, "Lifecycle of a kind"). Removing it by
+// hand orphans the applications: their HelmReleases stay, untouched, and a
+// definition of the same kind serves them again.
+const FinalizerApplications = "cozystack.io/applications"
 
 // ApplicationDefinition declares one kind of the apps.cozystack.io API: its
 // names, its values schema, and the Helm chart that implements it. Each

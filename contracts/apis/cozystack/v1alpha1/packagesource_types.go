@@ -45,6 +45,12 @@ const (
 	// minPlatformVersion or lacks a required K3 property. Used on
 	// PackageSource and Package; nothing is installed.
 	ReasonRequirementsNotMet = "RequirementsNotMet"
+	// ReasonKindInUse: Ready=False; the newest revision drops an
+	// application kind that still has applications and spec.kindRemoval
+	// is Wait. The message names each kind, its applications' count and
+	// namespaces; nothing of the revision is installed until they are
+	// deleted or spec.kindRemoval is Terminate.
+	ReasonKindInUse = "KindInUse"
 )
 
 // PackageSource is where a catalog's artifact comes from: one OCI artifact
@@ -97,7 +103,31 @@ type PackageSourceSpec struct {
 	// re-resolved.
 	// +optional
 	Interval *metav1.Duration `json:"interval,omitempty"`
+	// KindRemoval is what happens to a revision that drops an application
+	// kind (an ApplicationDefinition of the served revision, by its
+	// spec.application.kind) while applications of that kind exist
+	// (contract K1, "Lifecycle of a kind"). Wait (the default) installs
+	// nothing of such a revision: the served revision stays, Ready is
+	// False with reason KindInUse naming the kind, the number of its
+	// applications and their namespaces, and the revision is installed
+	// once they are gone. Terminate installs it and deletes the kind's
+	// definition, which cozystack-api keeps serving as Terminating (no new
+	// applications; the existing ones are read, updated and deleted as
+	// before) until the last of them is deleted.
+	// +optional
+	// +kubebuilder:validation:Enum=Wait;Terminate
+	// +kubebuilder:default=Wait
+	KindRemoval KindRemovalPolicy `json:"kindRemoval,omitempty"`
 }
+
+// KindRemovalPolicy is PackageSourceSpec.KindRemoval.
+type KindRemovalPolicy string
+
+// The values of PackageSourceSpec.KindRemoval.
+const (
+	KindRemovalWait      KindRemovalPolicy = "Wait"
+	KindRemovalTerminate KindRemovalPolicy = "Terminate"
+)
 
 // OCISource is an artifact in a registry: repository plus exactly one of
 // tag and digest.
@@ -157,8 +187,8 @@ type PackageSourceStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// Conditions: Ready (True with ArtifactReady; False with PullFailed,
-	// DigestMismatch, InvalidArtifact, UnsafeArchive or RequirementsNotMet
-	// and a message naming the fix), Reconciling, Stalled.
+	// DigestMismatch, InvalidArtifact, UnsafeArchive, RequirementsNotMet,
+	// Conflict or KindInUse and a message naming the fix), Reconciling, Stalled.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

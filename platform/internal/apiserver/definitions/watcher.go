@@ -3,11 +3,17 @@
 // AD whether its kind is served (condition Served, K1). ADs are watched:
 // kinds come and go at run time, without a restart, and a bad AD disables
 // only its own kind (brief, section 5, weaknesses 1 and 2).
+//
+// A kind never leaves while it has applications: every AD carries
+// v1alpha1.FinalizerApplications, and a deleted AD whose kind still has
+// applications stays served, with reason Terminating naming how many and
+// where, until the last is deleted (contract K1, "Lifecycle of a kind").
 package definitions
 
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +25,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/apiserver/kinds"
@@ -38,9 +45,22 @@ type Watcher struct {
 	// Settle is how long to wait for more events before resolving; default
 	// 50ms, so that a burst of ADs (an installed catalog) is one change.
 	Settle time.Duration
+	// Applications counts the applications of a kind; nil counts none.
+	Applications ApplicationCounter
+	// Recheck is how often a deleted AD whose kind still has applications
+	// is looked at again; default 2s.
+	Recheck time.Duration
 
 	mu      sync.Mutex
 	current *kinds.Set
+}
+
+// ApplicationCounter counts applications by kind: cozystack-api's
+// application.ReleaseCache.
+type ApplicationCounter interface {
+	// Namespaces returns how many applications of kind each namespace
+	// holds, and false when it cannot tell yet (its cache has not synced).
+	Namespaces(kind string) (map[string]int, bool)
 }
 
 // Current returns the last resolved set, or nil before the first.
@@ -55,6 +75,9 @@ func (w *Watcher) Current() *kinds.Set {
 func (w *Watcher) Run(ctx context.Context) error {
 	if w.Settle == 0 {
 		w.Settle = 50 * time.Millisecond
+	}
+	if w.Recheck == 0 {
+		w.Recheck = 2 * time.Second
 	}
 	inf, err := w.Cache.GetInformer(ctx, &v1alpha1.ApplicationDefinition{})
 	if err != nil {
@@ -94,19 +117,28 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-trigger:
 		default:
 		}
-		if err := w.resolve(ctx); err != nil {
+		waiting, err := w.resolve(ctx)
+		switch {
+		case err != nil:
 			klog.ErrorS(err, "resolving ApplicationDefinitions")
 			// Retry soon: a status write failed, the served set is
 			// already current.
 			time.AfterFunc(time.Second, poke)
+		case waiting:
+			// A deleted AD waits for its applications to go; their
+			// HelmReleases are not watched here, so look again.
+			time.AfterFunc(w.Recheck, poke)
 		}
 	}
 }
 
-func (w *Watcher) resolve(ctx context.Context) error {
+// resolve serves the current ADs, keeps the finalizer on each and writes
+// their status. waiting is true while a deleted AD waits for the
+// applications of its kind to be deleted.
+func (w *Watcher) resolve(ctx context.Context) (waiting bool, err error) {
 	var list v1alpha1.ApplicationDefinitionList
 	if err := w.Cache.List(ctx, &list); err != nil {
-		return err
+		return false, err
 	}
 	ads := make([]*v1alpha1.ApplicationDefinition, len(list.Items))
 	for i := range list.Items {
@@ -122,29 +154,184 @@ func (w *Watcher) resolve(ctx context.Context) error {
 	}
 	var errs []string
 	for _, ad := range ads {
-		if err := w.writeStatus(ctx, ad, set); err != nil {
+		u := w.usage(ad, ads, set)
+		switch {
+		case ad.DeletionTimestamp.IsZero():
+			err = w.setFinalizer(ctx, ad, true)
+		case u.release:
+			// Gone with the finalizer: no status to write.
+			if err := w.setFinalizer(ctx, ad, false); err != nil {
+				errs = append(errs, err.Error())
+			}
+			continue
+		default:
+			waiting = true
+		}
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+		if err := w.writeStatus(ctx, ad, set, u.note); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("write ApplicationDefinition status: %s", strings.Join(errs, "; "))
+		return waiting, fmt.Errorf("write ApplicationDefinition: %s", strings.Join(errs, "; "))
+	}
+	return waiting, nil
+}
+
+// usage is what the applications of an AD's kind mean for it.
+type usage struct {
+	// release: the AD is deleted and may go (no application of its kind
+	// is left, or another AD serves the kind).
+	release bool
+	// note is added to the Served condition: the applications that keep
+	// a deleted AD, or that an AD which is not served leaves unseen.
+	note string
+}
+
+func (w *Watcher) usage(ad *v1alpha1.ApplicationDefinition, ads []*v1alpha1.ApplicationDefinition, set *kinds.Set) usage {
+	kind := ad.Spec.Application.Kind
+	_, unserved := set.Failures[ad.Name]
+	deleted := !ad.DeletionTimestamp.IsZero()
+	if !deleted && !unserved {
+		return usage{}
+	}
+	if deleted && successor(ad, ads) {
+		return usage{release: true} // the successor serves the applications
+	}
+	byNamespace := map[string]int{}
+	known := true
+	if w.Applications != nil {
+		byNamespace, known = w.Applications.Namespaces(kind)
+	}
+	switch {
+	case !known && deleted:
+		return usage{note: fmt.Sprintf("the applications of kind %s are being counted; the definition goes once none is left", kind)}
+	case !known:
+		return usage{}
+	case deleted && len(byNamespace) == 0:
+		return usage{release: true}
+	case deleted && unserved:
+		return usage{note: fmt.Sprintf("the ApplicationDefinition is deleted, but %s of kind %s remain, and this definition does not serve them: fix it so that they can be deleted through the API, or delete their HelmReleases; the definition then goes. Removing the finalizer %s instead leaves them unserved, their HelmReleases untouched, until a definition of kind %s is applied again",
+			Describe(byNamespace), kind, v1alpha1.FinalizerApplications, kind)}
+	case deleted:
+		return usage{note: fmt.Sprintf("the ApplicationDefinition is deleted, but %s of kind %s remain: the kind stays served, without creates, until they are deleted (kubectl delete %s --all -n <namespace>); the definition then goes. Removing the finalizer %s instead leaves them unserved, their HelmReleases untouched, until a definition of kind %s is applied again",
+			Describe(byNamespace), kind, ad.Spec.Application.Plural, v1alpha1.FinalizerApplications, kind)}
+	case len(byNamespace) > 0 && servedKind(set, kind) == nil:
+		return usage{note: fmt.Sprintf("%s of kind %s are not served until this is fixed; their HelmReleases are untouched", Describe(byNamespace), kind)}
+	}
+	return usage{}
+}
+
+// successor says whether another AD, not deleted and valid, defines ad's
+// kind: the applications stay served through it.
+func successor(ad *v1alpha1.ApplicationDefinition, ads []*v1alpha1.ApplicationDefinition) bool {
+	for _, other := range ads {
+		if other.Name == ad.Name || !other.DeletionTimestamp.IsZero() || other.Spec.Application.Kind != ad.Spec.Application.Kind {
+			continue
+		}
+		if _, f := kinds.Compile(other); f == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func servedKind(set *kinds.Set, kind string) *kinds.Kind {
+	for _, k := range set.ByPlural {
+		if k.Kind == kind {
+			return k
+		}
 	}
 	return nil
 }
 
-// DesiredStatus is the status an AD should carry under set.
-func DesiredStatus(ad *v1alpha1.ApplicationDefinition, set *kinds.Set) v1alpha1.ApplicationDefinitionStatus {
+// Describe says how many applications byNamespace counts and where:
+// "3 applications in 2 namespaces (tenant-a: 2, tenant-b: 1)", at most
+// ten namespaces named.
+func Describe(byNamespace map[string]int) string {
+	total := 0
+	namespaces := make([]string, 0, len(byNamespace))
+	for ns, n := range byNamespace {
+		total += n
+		namespaces = append(namespaces, ns)
+	}
+	sort.Strings(namespaces)
+	var named []string
+	for i, ns := range namespaces {
+		if i == 10 {
+			named = append(named, fmt.Sprintf("and %d more", len(namespaces)-i))
+			break
+		}
+		named = append(named, fmt.Sprintf("%s: %d", ns, byNamespace[ns]))
+	}
+	apps, nss := "applications", "namespaces"
+	if total == 1 {
+		apps = "application"
+	}
+	if len(namespaces) == 1 {
+		nss = "namespace"
+	}
+	return fmt.Sprintf("%d %s in %d %s (%s)", total, apps, len(namespaces), nss, strings.Join(named, ", "))
+}
+
+// setFinalizer adds or removes v1alpha1.FinalizerApplications on ad.
+func (w *Watcher) setFinalizer(ctx context.Context, ad *v1alpha1.ApplicationDefinition, want bool) error {
+	if controllerutil.ContainsFinalizer(ad, v1alpha1.FinalizerApplications) == want {
+		return nil
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var fresh v1alpha1.ApplicationDefinition
+		if err := w.Client.Get(ctx, client.ObjectKeyFromObject(ad), &fresh); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if fresh.UID != ad.UID {
+			return nil
+		}
+		var changed bool
+		if want {
+			if !fresh.DeletionTimestamp.IsZero() {
+				return nil // a finalizer cannot be added to a deleted object
+			}
+			changed = controllerutil.AddFinalizer(&fresh, v1alpha1.FinalizerApplications)
+		} else {
+			changed = controllerutil.RemoveFinalizer(&fresh, v1alpha1.FinalizerApplications)
+		}
+		if !changed {
+			return nil
+		}
+		if err := w.Client.Update(ctx, &fresh); err != nil {
+			return fmt.Errorf("ApplicationDefinition %s finalizer %s: %w", ad.Name, v1alpha1.FinalizerApplications, err)
+		}
+		return nil
+	})
+}
+
+// DesiredStatus is the status an AD should carry under set; note, when not
+// empty, ends the Served message (the applications of its kind that keep a
+// deleted AD, or that an AD which is not served leaves unseen).
+func DesiredStatus(ad *v1alpha1.ApplicationDefinition, set *kinds.Set, note string) v1alpha1.ApplicationDefinitionStatus {
 	st := *ad.Status.DeepCopy()
 	st.ObservedGeneration = ad.Generation
 	cond := metav1.Condition{Type: v1alpha1.ConditionServed, ObservedGeneration: ad.Generation}
 	if f, bad := set.Failures[ad.Name]; bad {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, f.Reason, f.Message
 		st.Group, st.Version, st.Resource = "", "", ""
+		if note != "" {
+			cond.Message += "; " + note
+		}
 	} else if k := set.ByDefinition(ad.Name); k != nil {
 		cond.Status, cond.Reason = metav1.ConditionTrue, v1alpha1.ReasonServed
 		cond.Message = fmt.Sprintf("kind %s is served as %s/%s, resource %s", k.Kind, kinds.Group, kinds.Version, k.Plural)
 		if len(k.Notes) > 0 {
 			cond.Message += "; " + strings.Join(k.Notes, "; ")
+		}
+		if k.Terminating {
+			cond.Reason = v1alpha1.ReasonTerminating
+			if note != "" {
+				cond.Message = note + "; " + cond.Message
+			}
 		}
 		st.Group, st.Version, st.Resource = kinds.Group, kinds.Version, k.Plural
 	}
@@ -152,8 +339,8 @@ func DesiredStatus(ad *v1alpha1.ApplicationDefinition, set *kinds.Set) v1alpha1.
 	return st
 }
 
-func (w *Watcher) writeStatus(ctx context.Context, ad *v1alpha1.ApplicationDefinition, set *kinds.Set) error {
-	want := DesiredStatus(ad, set)
+func (w *Watcher) writeStatus(ctx context.Context, ad *v1alpha1.ApplicationDefinition, set *kinds.Set, note string) error {
+	want := DesiredStatus(ad, set, note)
 	if statusEqual(ad.Status, want) {
 		return nil
 	}
@@ -166,7 +353,7 @@ func (w *Watcher) writeStatus(ctx context.Context, ad *v1alpha1.ApplicationDefin
 			// A newer version is on its way through the watch.
 			return nil
 		}
-		fresh.Status = DesiredStatus(&fresh, set)
+		fresh.Status = DesiredStatus(&fresh, set, note)
 		return w.Client.Status().Update(ctx, &fresh)
 	})
 }

@@ -62,6 +62,10 @@ type Kind struct {
 	MaxNameLength int
 	// Notes are non-fatal findings, reported in the Served condition.
 	Notes []string
+	// Terminating is true when the AD is deleted and waits for the
+	// applications of its kind to go (v1alpha1.FinalizerApplications): the
+	// kind is served, but no application of it can be created.
+	Terminating bool
 	// Incumbent is true when the AD's status says it already serves this
 	// plural: in a name conflict the incumbent keeps it, so a newcomer never
 	// takes a kind away from its users, even across restarts.
@@ -118,7 +122,7 @@ func Compile(ad *v1alpha1.ApplicationDefinition) (*Kind, *Failure) {
 	k := &Kind{
 		Definition: ad.Name, UID: ad.UID, Generation: ad.Generation, Created: ad.CreationTimestamp, ResourceVersion: ad.ResourceVersion,
 		Kind: app.Kind, ListKind: app.Kind + "List", Singular: app.Singular, Plural: app.Plural,
-		ShortNames: app.ShortNames,
+		ShortNames: app.ShortNames, Terminating: !ad.DeletionTimestamp.IsZero(),
 	}
 	if f := checkNames(app); f != nil {
 		return nil, f

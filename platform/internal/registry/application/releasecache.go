@@ -88,6 +88,21 @@ func (rc *ReleaseCache) List(kind, ns string) (hrs []*helmv2.HelmRelease, ok boo
 	return hrs, true
 }
 
+// Namespaces returns how many cached HelmReleases labelled with
+// application kind each namespace holds, and ok false while the cache has
+// not synced.
+func (rc *ReleaseCache) Namespaces(kind string) (byNamespace map[string]int, ok bool) {
+	hrs, ok := rc.List(kind, "")
+	if !ok {
+		return nil, false
+	}
+	byNamespace = map[string]int{}
+	for _, hr := range hrs {
+		byNamespace[hr.Namespace]++
+	}
+	return byNamespace, true
+}
+
 // LastSyncResourceVersion is the resourceVersion the cache has caught up
 // to, the resourceVersion of a list served from it.
 func (rc *ReleaseCache) LastSyncResourceVersion() string {

@@ -424,6 +424,14 @@ func (r *REST) create(ctx context.Context, app *unstructured.Unstructured, creat
 	// System fields are the HelmRelease's; kube-apiserver sets them. The
 	// managedFields the request handler computed are the application's
 	// own and are kept (in an annotation, see AnnotationManagedFields).
+	if r.kind.Terminating {
+		// As kube-apiserver answers a create of a custom resource whose
+		// definition is terminating.
+		err := apierrors.NewMethodNotSupported(r.groupResource(), "create")
+		err.ErrStatus.Message = fmt.Sprintf("create not allowed while ApplicationDefinition %s is terminating: kind %s is being removed and serves only its existing applications until they are deleted (contract K1, \"Lifecycle of a kind\")",
+			r.kind.Definition, r.kind.Kind)
+		return nil, err
+	}
 	rest.WipeObjectMetaSystemFields(app)
 	app.SetResourceVersion("")
 	app.SetGeneration(0)
