@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"cozystack.io/platform/internal/apiserver/apiservertest"
 	"cozystack.io/platform/internal/operator"
 	"cozystack.io/sdk/testenv"
 )
@@ -76,5 +77,9 @@ func start(t *testing.T) *operator.Operator {
 	if startErr != nil {
 		t.Fatalf("start the operator: %v", startErr)
 	}
+	// cozystack-api runs beside it, as in a cluster: it serves the
+	// catalogs' kinds and keeps their definitions while applications of
+	// them exist (contract K1, "Lifecycle of a kind").
+	apiservertest.Start(t, env)
 	return op
 }

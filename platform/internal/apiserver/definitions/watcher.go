@@ -13,7 +13,6 @@ package definitions
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +28,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/appcount"
 )
 
 // Watcher watches ApplicationDefinitions. After each change (debounced by
@@ -214,21 +214,23 @@ func (w *Watcher) usage(ad *v1alpha1.ApplicationDefinition, ads []*v1alpha1.Appl
 		return usage{release: true}
 	case deleted && unserved:
 		return usage{note: fmt.Sprintf("the ApplicationDefinition is deleted, but %s of kind %s remain, and this definition does not serve them: fix it so that they can be deleted through the API, or delete their HelmReleases; the definition then goes. Removing the finalizer %s instead leaves them unserved, their HelmReleases untouched, until a definition of kind %s is applied again",
-			Describe(byNamespace), kind, v1alpha1.FinalizerApplications, kind)}
+			appcount.Describe(byNamespace), kind, v1alpha1.FinalizerApplications, kind)}
 	case deleted:
 		return usage{note: fmt.Sprintf("the ApplicationDefinition is deleted, but %s of kind %s remain: the kind stays served, without creates, until they are deleted (kubectl delete %s --all -n <namespace>); the definition then goes. Removing the finalizer %s instead leaves them unserved, their HelmReleases untouched, until a definition of kind %s is applied again",
-			Describe(byNamespace), kind, ad.Spec.Application.Plural, v1alpha1.FinalizerApplications, kind)}
+			appcount.Describe(byNamespace), kind, ad.Spec.Application.Plural, v1alpha1.FinalizerApplications, kind)}
 	case len(byNamespace) > 0 && servedKind(set, kind) == nil:
-		return usage{note: fmt.Sprintf("%s of kind %s are not served until this is fixed; their HelmReleases are untouched", Describe(byNamespace), kind)}
+		return usage{note: fmt.Sprintf("%s of kind %s are not served until this is fixed; their HelmReleases are untouched", appcount.Describe(byNamespace), kind)}
 	}
 	return usage{}
 }
 
 // successor says whether another AD, not deleted and valid, defines ad's
-// kind: the applications stay served through it.
+// kind with its release prefix (so its HelmReleases' names): the
+// applications stay served through it.
 func successor(ad *v1alpha1.ApplicationDefinition, ads []*v1alpha1.ApplicationDefinition) bool {
 	for _, other := range ads {
-		if other.Name == ad.Name || !other.DeletionTimestamp.IsZero() || other.Spec.Application.Kind != ad.Spec.Application.Kind {
+		if other.Name == ad.Name || !other.DeletionTimestamp.IsZero() || other.Spec.Application.Kind != ad.Spec.Application.Kind ||
+			other.Spec.Release.Prefix != ad.Spec.Release.Prefix {
 			continue
 		}
 		if _, f := kinds.Compile(other); f == nil {
@@ -245,35 +247,6 @@ func servedKind(set *kinds.Set, kind string) *kinds.Kind {
 		}
 	}
 	return nil
-}
-
-// Describe says how many applications byNamespace counts and where:
-// "3 applications in 2 namespaces (tenant-a: 2, tenant-b: 1)", at most
-// ten namespaces named.
-func Describe(byNamespace map[string]int) string {
-	total := 0
-	namespaces := make([]string, 0, len(byNamespace))
-	for ns, n := range byNamespace {
-		total += n
-		namespaces = append(namespaces, ns)
-	}
-	sort.Strings(namespaces)
-	var named []string
-	for i, ns := range namespaces {
-		if i == 10 {
-			named = append(named, fmt.Sprintf("and %d more", len(namespaces)-i))
-			break
-		}
-		named = append(named, fmt.Sprintf("%s: %d", ns, byNamespace[ns]))
-	}
-	apps, nss := "applications", "namespaces"
-	if total == 1 {
-		apps = "application"
-	}
-	if len(namespaces) == 1 {
-		nss = "namespace"
-	}
-	return fmt.Sprintf("%d %s in %d %s (%s)", total, apps, len(namespaces), nss, strings.Join(named, ", "))
 }
 
 // setFinalizer adds or removes v1alpha1.FinalizerApplications on ad.

@@ -227,7 +227,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// that appeared while the charts were published.
 			err = definitions.Guard(ctx, r.Client, ps.Name, objs)
 		}
+		// A revision that drops a kind still in use waits, unless told
+		// (spec.kindRemoval) to terminate it (contract K1, "Lifecycle of
+		// a kind").
+		var inUse []definitions.KindInUse
+		if err == nil {
+			inUse, err = definitions.InUse(ctx, r.Client, r.APIReader, ps.Name, objs)
+		}
+		if err == nil && len(inUse) > 0 && ps.Spec.KindRemoval != v1alpha1.KindRemovalTerminate {
+			err = errInUse
+		}
 		switch {
+		case errors.Is(err, errInUse):
+			result = status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonKindInUse,
+				Message: fmt.Sprintf("revision %s drops %s; nothing of it was installed and the served kinds stay: delete those applications, or set spec.kindRemoval to Terminate to remove the kinds now (no new applications of them; the existing ones are served until deleted)",
+					served.Revision(), definitions.DescribeInUse(inUse))}
 		case errors.As(err, &conflict):
 			result = status.Result{Kind: status.KindStalled, Reason: v1alpha1.ReasonConflict,
 				Message: fmt.Sprintf("the definitions of %s: %v; none of its charts was published", served.Revision(), err)}
@@ -250,8 +264,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				if errors.As(err, &conflict) {
 					result.Kind, result.Reason = status.KindStalled, v1alpha1.ReasonConflict
 				}
-			} else if result.Kind == status.KindReady && len(res.Applied) > 0 {
-				result.Message += fmt.Sprintf("; %d definitions installed (%s)", len(res.Applied), strings.Join(res.Applied, ", "))
+			} else if result.Kind == status.KindReady {
+				if len(res.Applied) > 0 {
+					result.Message += fmt.Sprintf("; %d definitions installed (%s)", len(res.Applied), strings.Join(res.Applied, ", "))
+				}
+				if len(inUse) > 0 {
+					result.Message += fmt.Sprintf("; removed with spec.kindRemoval Terminate while in use, served as Terminating until their applications are deleted: %s", definitions.DescribeInUse(inUse))
+				}
 			}
 		}
 	}
@@ -591,6 +610,10 @@ func installObjects(served *artifact.Artifact, source string) ([]*unstructured.U
 	}
 	return append(defs, roles...), nil
 }
+
+// errInUse marks a revision that would drop kinds still in use
+// (definitions.InUse) while spec.kindRemoval is Wait.
+var errInUse = errors.New("kinds in use")
 
 // errBound marks what the artifact declares wrongly: refused, never
 // retried as a transient error.
