@@ -19,7 +19,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
-	"cozystack.io/platform/internal/operator/definitions"
+	"cozystack.io/platform/internal/operator/adinstaller"
 	"cozystack.io/sdk/localcp"
 )
 
@@ -27,7 +27,7 @@ import (
 // (no operator runs in these tests): their charts published as
 // ExternalArtifacts, and their ApplicationDefinitions and the ClusterRoles
 // of the rights they declare installed by the operator's own code
-// (definitions.Roles, definitions.Install). Catalog "testapps":
+// (adinstaller.Roles, adinstaller.Install). Catalog "testapps":
 //   - Stall and Booth (prefixes stall-, booth-) install the chart "board",
 //     which renders the ConfigMap "board": two kinds whose objects collide;
 //   - Escalator installs the chart "escalator", which renders a ClusterRole
@@ -125,11 +125,11 @@ func publishTestCatalog(t *testing.T, ctx context.Context, c client.Client) {
 				}
 				defs = append(defs, u)
 			}
-			roles, err := definitions.Roles(cat, source, defs)
+			roles, err := adinstaller.Roles(cat, source, defs)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := definitions.Install(ctx, c, source, append(defs, roles...)); err != nil {
+			if _, err := adinstaller.Install(ctx, c, source, append(defs, roles...)); err != nil {
 				t.Fatal(err)
 			}
 		}

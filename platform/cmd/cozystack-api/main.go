@@ -17,7 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"cozystack.io/platform/internal/apiserver"
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 	"cozystack.io/platform/internal/registry/application"
 )
 
@@ -44,7 +44,7 @@ func newCommand() *cobra.Command {
 			if err := o.ApplyMemoryLimit(); err != nil {
 				return err
 			}
-			srv, err := apiserver.New(o, func(k *kinds.Kind, b application.Backend) rest.Storage {
+			srv, err := apiserver.New(o, func(k *appkinds.Kind, b application.Backend) rest.Storage {
 				return application.NewREST(k, b)
 			})
 			if err != nil {

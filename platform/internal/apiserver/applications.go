@@ -22,11 +22,11 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/klog/v2"
 
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 )
 
 // StorageFactory builds the REST storage of one kind.
-type StorageFactory func(*kinds.Kind) rest.Storage
+type StorageFactory func(*appkinds.Kind) rest.Storage
 
 // Applications serves the dynamic group apps.cozystack.io/v1alpha1 the way
 // apiextensions-apiserver serves custom resources: one HTTP handler for the
@@ -119,7 +119,7 @@ func (a *Applications) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Update rebuilds the routes for set and swaps them in, and updates /apis
 // discovery. A kind whose AD did not change keeps its storage.
-func (a *Applications) Update(set *kinds.Set) error {
+func (a *Applications) Update(set *appkinds.Set) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 

@@ -16,7 +16,7 @@ import (
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 )
 
 // OpenAPI serves /openapi/v2 and /openapi/v3 for the application kinds,
@@ -79,7 +79,7 @@ func NewOpenAPI(mux common.PathHandlerByGroupVersion) *OpenAPI {
 // Update rebuilds both documents for set. A kind whose schema the builder
 // cannot describe is published with a free-form spec and logged; it is
 // still served.
-func (o *OpenAPI) Update(set *kinds.Set) error {
+func (o *OpenAPI) Update(set *appkinds.Set) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var v2s []*spec.Swagger
@@ -125,7 +125,7 @@ func (o *OpenAPI) Update(set *kinds.Set) error {
 // AD's schema and whose status is free-form. Keywords the CRD schema type
 // does not know (x-cozystack-*) are dropped; a schema that does not fit it
 // at all becomes a free-form object.
-func CRDFor(k *kinds.Kind) *apiextensionsv1.CustomResourceDefinition {
+func CRDFor(k *appkinds.Kind) *apiextensionsv1.CustomResourceDefinition {
 	props := freeForm()
 	if raw, err := json.Marshal(k.Schema.Raw()); err == nil {
 		var p apiextensionsv1.JSONSchemaProps
@@ -141,7 +141,7 @@ func freeForm() apiextensionsv1.JSONSchemaProps {
 	return apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &t}
 }
 
-func crdWithSpec(k *kinds.Kind, specProps apiextensionsv1.JSONSchemaProps) *apiextensionsv1.CustomResourceDefinition {
+func crdWithSpec(k *appkinds.Kind, specProps apiextensionsv1.JSONSchemaProps) *apiextensionsv1.CustomResourceDefinition {
 	status := freeForm()
 	status.Description = "Status of the application, synthesized from its HelmRelease."
 	if specProps.Description == "" {

@@ -6,13 +6,13 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 
 	"cozystack.io/platform/internal/adfixtures"
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 )
 
 // Every upstream kind gets a real OpenAPI description of its spec, not the
 // free-form fallback.
 func TestOpenAPIForUpstreamKinds(t *testing.T) {
-	set := kinds.Resolve(adfixtures.All(t))
+	set := appkinds.Resolve(adfixtures.All(t))
 	for _, k := range set.Served() {
 		crd := CRDFor(k)
 		specProps := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]

@@ -13,12 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/versioning"
 
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 	"cozystack.io/platform/internal/registry/application"
 )
 
 // GroupVersion of the application API.
-var GroupVersion = schema.GroupVersion{Group: kinds.Group, Version: kinds.Version}
+var GroupVersion = schema.GroupVersion{Group: appkinds.Group, Version: appkinds.Version}
 
 // Scheme knows the meta types (options, Status, WatchEvent, Table) of the
 // application API. Application kinds are not registered: they change at run

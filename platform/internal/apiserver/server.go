@@ -41,9 +41,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/platform/internal/apiserver/definitions"
+	"cozystack.io/platform/internal/apiserver/adwatcher"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 	"cozystack.io/platform/internal/apiserver/frontproxy"
-	"cozystack.io/platform/internal/apiserver/kinds"
 	"cozystack.io/platform/internal/install"
 	"cozystack.io/platform/internal/registry/application"
 	"cozystack.io/platform/internal/stackgrow"
@@ -139,7 +139,7 @@ func BackendScheme() *runtime.Scheme {
 type Server struct {
 	Generic         *genericapiserver.GenericAPIServer
 	Applications    *Applications
-	watcher         *definitions.Watcher
+	watcher         *adwatcher.Watcher
 	cache           cache.Cache
 	releases        *application.ReleaseCache
 	sharedInformers informers.SharedInformerFactory
@@ -147,7 +147,7 @@ type Server struct {
 
 // NewStorage makes the storage of a kind from the server's way to its
 // HelmReleases.
-type NewStorage func(*kinds.Kind, application.Backend) rest.Storage
+type NewStorage func(*appkinds.Kind, application.Backend) rest.Storage
 
 // New builds the server.
 func New(o *Options, newStorage NewStorage) (*Server, error) {
@@ -221,7 +221,7 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 	}
 
 	apps := NewApplications(ApplicationsConfig{
-		NewStorage:                 func(k *kinds.Kind) rest.Storage { return newStorage(k, storageBackend) },
+		NewStorage:                 func(k *appkinds.Kind) rest.Storage { return newStorage(k, storageBackend) },
 		Authorizer:                 cfg.Authorization.Authorizer,
 		Admission:                  cfg.AdmissionControl,
 		EquivalentResourceRegistry: generic.EquivalentResourceRegistry,
@@ -246,7 +246,7 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 			return RegisterLocal(hctx, c, reg)
 		})
 	}
-	s.watcher = &definitions.Watcher{Cache: adCache, Client: c, Applications: releases, OnChange: func(set *kinds.Set) {
+	s.watcher = &adwatcher.Watcher{Cache: adCache, Client: c, Applications: releases, OnChange: func(set *appkinds.Set) {
 		if err := apps.Update(set); err != nil {
 			klog.ErrorS(err, "updating the served application kinds")
 			return

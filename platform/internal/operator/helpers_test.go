@@ -24,6 +24,7 @@ import (
 	"cozystack.io/contracts/artifact/build"
 	"cozystack.io/platform/internal/operator"
 	"cozystack.io/platform/internal/operator/names"
+	"cozystack.io/sdk/testenv"
 )
 
 // timeout bounds every wait for the operator or helm-controller.
@@ -45,6 +46,7 @@ func ctxT(t *testing.T) context.Context {
 // k returns a client knowing the operator's kinds.
 func k(t *testing.T) client.Client {
 	t.Helper()
+	testenv.Need(t, env) // skips under -short, where no control plane runs
 	c, err := client.New(env.Config, client.Options{Scheme: operator.Scheme()})
 	if err != nil {
 		t.Fatal(err)

@@ -44,8 +44,8 @@ import (
 	"cozystack.io/platform/internal/kubeconfig"
 	"cozystack.io/platform/internal/operator/artifactserver"
 	"cozystack.io/platform/internal/operator/names"
-	"cozystack.io/platform/internal/operator/packagesource"
-	"cozystack.io/platform/internal/operator/pkg"
+	"cozystack.io/platform/internal/operator/packagereconciler"
+	"cozystack.io/platform/internal/operator/packagesourcereconciler"
 	"cozystack.io/platform/internal/operator/requirements"
 	"cozystack.io/platform/internal/operator/store"
 	"cozystack.io/platform/internal/version"
@@ -246,12 +246,12 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (*Operator, error) {
 		return nil, err
 	}
 	rec := mgr.GetEventRecorder("cozystack-operator")
-	if err := (&packagesource.Reconciler{
+	if err := (&packagesourcereconciler.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Server: srv, Platform: platform, Recorder: rec,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the PackageSource reconciler: %w", err)
 	}
-	if err := (&pkg.Reconciler{
+	if err := (&packagereconciler.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Platform: platform, Recorder: rec, DisableWait: o.DisableWait,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the Package reconciler: %w", err)

@@ -29,7 +29,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/operator/names"
-	"cozystack.io/platform/internal/operator/pkg"
+	"cozystack.io/platform/internal/operator/packagereconciler"
 )
 
 // tenantFinalizer is a finalizer a tenant puts on its own object, which
@@ -266,8 +266,8 @@ func TestLabelledObjectInTheWayIsNotAdopted(t *testing.T) {
 	if err := k(t).Get(ctxT(t), client.ObjectKey{Namespace: ns, Name: installer}, &own); err != nil {
 		t.Fatal(err)
 	}
-	if ref := metav1.GetControllerOf(&own); ref == nil || ref.UID != got.UID || !slices.Contains(own.Finalizers, pkg.IdentityFinalizer) {
-		t.Errorf("the Package's ServiceAccount: controller %+v, finalizers %v; want the Package's UID %s and %s", ref, own.Finalizers, got.UID, pkg.IdentityFinalizer)
+	if ref := metav1.GetControllerOf(&own); ref == nil || ref.UID != got.UID || !slices.Contains(own.Finalizers, packagereconciler.IdentityFinalizer) {
+		t.Errorf("the Package's ServiceAccount: controller %+v, finalizers %v; want the Package's UID %s and %s", ref, own.Finalizers, got.UID, packagereconciler.IdentityFinalizer)
 	}
 	expectUntouched(t, bystander)
 }
@@ -366,8 +366,8 @@ func expectIdentityOutlivesRelease(t *testing.T, pkgName, ns string) {
 		if err := c.Get(ctxT(t), client.ObjectKey{Namespace: ns, Name: installer}, obj); err != nil {
 			t.Fatalf("%T %s/%s went before its HelmRelease: %v", obj, ns, installer, err)
 		}
-		if !slices.Contains(obj.GetFinalizers(), pkg.IdentityFinalizer) {
-			t.Errorf("%T %s/%s is held by %v, want %s", obj, ns, installer, obj.GetFinalizers(), pkg.IdentityFinalizer)
+		if !slices.Contains(obj.GetFinalizers(), packagereconciler.IdentityFinalizer) {
+			t.Errorf("%T %s/%s is held by %v, want %s", obj, ns, installer, obj.GetFinalizers(), packagereconciler.IdentityFinalizer)
 		}
 	}
 	release := names.HelmRelease(pkgName, "web")

@@ -20,7 +20,7 @@ import (
 
 	"cozystack.io/contracts/crds"
 	"cozystack.io/platform/internal/apiserver"
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 	"cozystack.io/platform/internal/registry/application"
 	"cozystack.io/sdk/localcp"
 	"cozystack.io/sdk/testenv"
@@ -77,7 +77,7 @@ func Start(tb testing.TB, env *testenv.Env) client.WithWatch {
 	o.Recommended.SecureServing.BindPort = port
 	o.Recommended.SecureServing.ServerCert.CertKey.CertFile = cert
 	o.Recommended.SecureServing.ServerCert.CertKey.KeyFile = key
-	srv, err := apiserver.New(o, func(k *kinds.Kind, b application.Backend) rest.Storage {
+	srv, err := apiserver.New(o, func(k *appkinds.Kind, b application.Backend) rest.Storage {
 		return application.NewREST(k, b)
 	})
 	if err != nil {

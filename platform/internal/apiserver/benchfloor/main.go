@@ -36,7 +36,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"cozystack.io/platform/internal/apiserver"
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 	"cozystack.io/platform/internal/registry/application"
 	"cozystack.io/platform/internal/stackgrow"
 )
@@ -69,7 +69,7 @@ func run(o *apiserver.Options) error {
 	if err != nil {
 		return err
 	}
-	srv, err := apiserver.New(o, func(k *kinds.Kind, b application.Backend) rest.Storage {
+	srv, err := apiserver.New(o, func(k *appkinds.Kind, b application.Backend) rest.Storage {
 		return &floorREST{REST: application.NewREST(k, b), kind: k, http: hc, host: cfg.Host}
 	})
 	if err != nil {
@@ -81,7 +81,7 @@ func run(o *apiserver.Options) error {
 // floorREST is cozystack-api's storage with the cheapest create.
 type floorREST struct {
 	*application.REST
-	kind *kinds.Kind
+	kind *appkinds.Kind
 	http *http.Client
 	host string
 

@@ -25,7 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/platform/internal/controller/projection"
+	"cozystack.io/platform/internal/controller/clustervalues"
 	"cozystack.io/platform/internal/controller/tenantrbac"
 	"cozystack.io/platform/internal/health"
 	"cozystack.io/platform/internal/install"
@@ -59,8 +59,8 @@ type Options struct {
 	// change of the source is one write per tenant namespace.
 	QPS   float32
 	Burst int
-	// Projection configures the K2 projection.
-	Projection projection.Options
+	// Projection configures the K2 clustervalues.
+	Projection clustervalues.Options
 	// SkipNameValidation allows more than one manager per process (tests
 	// run several; controller names are otherwise unique per process).
 	SkipNameValidation bool
@@ -77,8 +77,8 @@ func NewOptions() *Options {
 		HealthProbeBindAddress:  "127.0.0.1:8081",
 		QPS:                     200,
 		Burst:                   400,
-		Projection: projection.Options{
-			LegacySecret: projection.LegacySecretOff, Concurrency: 8, StatusInterval: 500 * time.Millisecond,
+		Projection: clustervalues.Options{
+			LegacySecret: clustervalues.LegacySecretOff, Concurrency: 8, StatusInterval: 500 * time.Millisecond,
 		},
 	}
 }
@@ -103,7 +103,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 }
 
 // legacyFlag is the pflag.Value of --legacy-secret.
-type legacyFlag struct{ p *projection.LegacySecret }
+type legacyFlag struct{ p *clustervalues.LegacySecret }
 
 func (f legacyFlag) String() string {
 	if f.p == nil {
@@ -113,12 +113,12 @@ func (f legacyFlag) String() string {
 }
 
 func (f legacyFlag) Set(s string) error {
-	switch v := projection.LegacySecret(s); v {
-	case projection.LegacySecretOff, projection.LegacySecretWrite:
+	switch v := clustervalues.LegacySecret(s); v {
+	case clustervalues.LegacySecretOff, clustervalues.LegacySecretWrite:
 		*f.p = v
 		return nil
 	}
-	return fmt.Errorf("want %q or %q", projection.LegacySecretWrite, projection.LegacySecretOff)
+	return fmt.Errorf("want %q or %q", clustervalues.LegacySecretWrite, clustervalues.LegacySecretOff)
 }
 
 func (f legacyFlag) Type() string { return "write|off" }
@@ -156,7 +156,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 	if err := tenantaccess.Apply(ctx, direct); err != nil {
 		return nil, fmt.Errorf("install the tenant roles: %w", err)
 	}
-	cacheOpts := projection.CacheOptions()
+	cacheOpts := clustervalues.CacheOptions()
 	for obj, by := range tenantrbac.CacheByObject() {
 		cacheOpts.ByObject[obj] = by
 	}
@@ -184,7 +184,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 	if err != nil {
 		return nil, err
 	}
-	if err := projection.Setup(mgr, o.Projection); err != nil {
+	if err := clustervalues.Setup(mgr, o.Projection); err != nil {
 		return nil, fmt.Errorf("set up the K2 projection: %w", err)
 	}
 	if err := tenantrbac.Setup(mgr); err != nil {

@@ -19,23 +19,23 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
-// Kind says which of the three kstatus states a result is.
-type Kind int
+// State says which of the three kstatus states a result is.
+type State int
 
 const (
-	// KindReady: Ready=True; Reconciling and Stalled removed.
-	KindReady Kind = iota
-	// KindProgressing: Ready=False, Reconciling=True (still working, or
+	// StateReady: Ready=True; Reconciling and Stalled removed.
+	StateReady State = iota
+	// StateProgressing: Ready=False, Reconciling=True (still working, or
 	// retrying a transient failure); Stalled removed.
-	KindProgressing
-	// KindStalled: Ready=False, Stalled=True; Reconciling removed. The
+	StateProgressing
+	// StateStalled: Ready=False, Stalled=True; Reconciling removed. The
 	// operator still retries on change and at its interval.
-	KindStalled
+	StateStalled
 )
 
 // Result is one reconcile's verdict on an object.
 type Result struct {
-	Kind Kind
+	State State
 	// Reason is the CamelCase reason of the Ready condition (and of
 	// Reconciling or Stalled).
 	Reason string
@@ -50,16 +50,16 @@ func Apply(conds *[]metav1.Condition, generation int64, r Result) {
 			Type: t, Status: s, Reason: r.Reason, Message: r.Message, ObservedGeneration: generation,
 		})
 	}
-	switch r.Kind {
-	case KindReady:
+	switch r.State {
+	case StateReady:
 		set(v1alpha1.ConditionReady, metav1.ConditionTrue)
 		meta.RemoveStatusCondition(conds, v1alpha1.ConditionReconciling)
 		meta.RemoveStatusCondition(conds, v1alpha1.ConditionStalled)
-	case KindProgressing:
+	case StateProgressing:
 		set(v1alpha1.ConditionReady, metav1.ConditionFalse)
 		set(v1alpha1.ConditionReconciling, metav1.ConditionTrue)
 		meta.RemoveStatusCondition(conds, v1alpha1.ConditionStalled)
-	case KindStalled:
+	case StateStalled:
 		set(v1alpha1.ConditionReady, metav1.ConditionFalse)
 		set(v1alpha1.ConditionStalled, metav1.ConditionTrue)
 		meta.RemoveStatusCondition(conds, v1alpha1.ConditionReconciling)
@@ -71,7 +71,7 @@ func Apply(conds *[]metav1.Condition, generation int64, r Result) {
 func Changed(conds []metav1.Condition, r Result) bool {
 	c := meta.FindStatusCondition(conds, v1alpha1.ConditionReady)
 	want := metav1.ConditionFalse
-	if r.Kind == KindReady {
+	if r.State == StateReady {
 		want = metav1.ConditionTrue
 	}
 	return c == nil || c.Status != want || c.Reason != r.Reason || c.Message != r.Message

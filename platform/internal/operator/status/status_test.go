@@ -27,20 +27,20 @@ func TestApplyFollowsKstatus(t *testing.T) {
 			t.Errorf("%s: %d conditions, want only the true ones besides Ready: %+v", step, len(conds), conds)
 		}
 	}
-	Apply(&conds, 3, Result{KindProgressing, v1alpha1.ReasonProgressing, "pulling"})
+	Apply(&conds, 3, Result{StateProgressing, v1alpha1.ReasonProgressing, "pulling"})
 	check("progressing", metav1.ConditionFalse, true, false)
-	Apply(&conds, 3, Result{KindStalled, v1alpha1.ReasonDigestMismatch, "digest mismatch"})
+	Apply(&conds, 3, Result{StateStalled, v1alpha1.ReasonDigestMismatch, "digest mismatch"})
 	check("stalled", metav1.ConditionFalse, false, true)
 	if c := meta.FindStatusCondition(conds, v1alpha1.ConditionStalled); c.Reason != v1alpha1.ReasonDigestMismatch {
 		t.Errorf("Stalled reason %q", c.Reason)
 	}
-	Apply(&conds, 3, Result{KindReady, v1alpha1.ReasonArtifactReady, "serving"})
+	Apply(&conds, 3, Result{StateReady, v1alpha1.ReasonArtifactReady, "serving"})
 	check("ready", metav1.ConditionTrue, false, false)
 }
 
 func TestChanged(t *testing.T) {
 	var conds []metav1.Condition
-	r := Result{KindReady, "A", "m"}
+	r := Result{StateReady, "A", "m"}
 	if !Changed(conds, r) {
 		t.Error("no condition yet: want changed")
 	}
@@ -48,7 +48,7 @@ func TestChanged(t *testing.T) {
 	if Changed(conds, r) {
 		t.Error("same result: want unchanged")
 	}
-	if !Changed(conds, Result{KindReady, "A", "other"}) || !Changed(conds, Result{KindStalled, "A", "m"}) {
+	if !Changed(conds, Result{StateReady, "A", "other"}) || !Changed(conds, Result{StateStalled, "A", "m"}) {
 		t.Error("different message or status: want changed")
 	}
 }

@@ -19,7 +19,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 )
 
 // Labels the platform sets on every HelmRelease of an application (K1).
@@ -49,7 +49,7 @@ const ReleaseInterval = 5 * time.Minute
 // ReservedLabel reports whether a label key is set by the platform on the
 // HelmRelease of kind k, so an application may not set it: it would be
 // overwritten, and reading it back would not be reversible.
-func ReservedLabel(k *kinds.Kind, key string) bool {
+func ReservedLabel(k *appkinds.Kind, key string) bool {
 	if strings.HasPrefix(key, "apps.cozystack.io/application.") {
 		return true
 	}
@@ -61,7 +61,7 @@ func ReservedLabel(k *kinds.Kind, key string) bool {
 // values are the user's spec only, never schema defaults. metadata.uid,
 // resourceVersion, generation and the timestamps are the HelmRelease's own,
 // so they carry over untouched. The error lists invalid fields.
-func ToHelmRelease(k *kinds.Kind, app *unstructured.Unstructured) (*helmv2.HelmRelease, error) {
+func ToHelmRelease(k *appkinds.Kind, app *unstructured.Unstructured) (*helmv2.HelmRelease, error) {
 	name := app.GetName()
 	labels := map[string]string{}
 	var errs field.ErrorList
@@ -80,7 +80,7 @@ func ToHelmRelease(k *kinds.Kind, app *unstructured.Unstructured) (*helmv2.HelmR
 		labels[key] = v
 	}
 	labels[LabelApplicationKind] = k.Kind
-	labels[LabelApplicationGroup] = kinds.Group
+	labels[LabelApplicationGroup] = appkinds.Group
 	labels[LabelApplicationName] = name
 
 	spec, _, err := unstructured.NestedMap(app.Object, "spec")
@@ -185,7 +185,7 @@ func ToHelmRelease(k *kinds.Kind, app *unstructured.Unstructured) (*helmv2.HelmR
 // "_" (platform-injected), with schema defaults applied; the status is
 // synthesized from the HelmRelease's conditions. It fails when the
 // HelmRelease does not belong to k.
-func FromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease) (*unstructured.Unstructured, error) {
+func FromHelmRelease(k *appkinds.Kind, hr *helmv2.HelmRelease) (*unstructured.Unstructured, error) {
 	return fromHelmRelease(k, hr, Spec, statusHooks{})
 }
 
@@ -193,7 +193,7 @@ func FromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease) (*unstructured.Unstr
 // or empty for none) of kind k: a fresh map without the top-level keys
 // beginning with "_", with the schema defaults applied. The error says
 // when values are not a JSON object.
-func Spec(k *kinds.Kind, values []byte) (map[string]any, error) {
+func Spec(k *appkinds.Kind, values []byte) (map[string]any, error) {
 	spec := map[string]any{}
 	if len(values) > 0 {
 		// utiljson keeps integers as int64, as the API machinery does.
@@ -211,7 +211,7 @@ func Spec(k *kinds.Kind, values []byte) (map[string]any, error) {
 }
 
 // fromHelmRelease is FromHelmRelease with the spec made by spec.
-func fromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease, spec func(*kinds.Kind, []byte) (map[string]any, error), hooks statusHooks) (*unstructured.Unstructured, error) {
+func fromHelmRelease(k *appkinds.Kind, hr *helmv2.HelmRelease, spec func(*appkinds.Kind, []byte) (map[string]any, error), hooks statusHooks) (*unstructured.Unstructured, error) {
 	name, ok := k.ApplicationName(hr.Name)
 	if !ok || hr.Labels[LabelApplicationKind] != k.Kind {
 		return nil, fmt.Errorf("HelmRelease %s/%s is not a %s", hr.Namespace, hr.Name, k.Kind)
@@ -226,7 +226,7 @@ func fromHelmRelease(k *kinds.Kind, hr *helmv2.HelmRelease, spec func(*kinds.Kin
 	}
 
 	app := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": kinds.Group + "/" + kinds.Version,
+		"apiVersion": appkinds.Group + "/" + appkinds.Version,
 		"kind":       k.Kind,
 		"spec":       specMap,
 	}}

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"cozystack.io/platform/internal/adfixtures"
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 )
 
 // The per-object cost the application API adds on every write and read of
@@ -32,9 +32,9 @@ func BenchmarkPostgresRoundTrip(b *testing.B) {
 // postgresMain returns the upstream postgres kind and an application of it
 // with users, databases and a label: the object of the per-object
 // benchmarks.
-func postgresMain(b *testing.B) (*kinds.Kind, *unstructured.Unstructured) {
+func postgresMain(b *testing.B) (*appkinds.Kind, *unstructured.Unstructured) {
 	b.Helper()
-	k, f := kinds.Compile(adfixtures.Named(b, "postgres"))
+	k, f := appkinds.Compile(adfixtures.Named(b, "postgres"))
 	if f != nil {
 		b.Fatal(f)
 	}

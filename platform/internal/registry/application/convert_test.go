@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 )
 
 // postgresAD is the Postgres ApplicationDefinition the package's tests
@@ -35,16 +35,16 @@ func postgresAD(schema string) *v1alpha1.ApplicationDefinition {
 	}
 }
 
-func compileKind(t *testing.T, ad *v1alpha1.ApplicationDefinition) *kinds.Kind {
+func compileKind(t *testing.T, ad *v1alpha1.ApplicationDefinition) *appkinds.Kind {
 	t.Helper()
-	k, f := kinds.Compile(ad)
+	k, f := appkinds.Compile(ad)
 	if f != nil {
 		t.Fatal(f)
 	}
 	return k
 }
 
-func testKind(t *testing.T) *kinds.Kind {
+func testKind(t *testing.T) *appkinds.Kind {
 	retries := 3
 	ad := postgresAD(`{"type":"object","properties":{"replicas":{"type":"integer","default":2},"size":{"type":"string","default":"10Gi"},"users":{"type":"object"}}}`)
 	ad.Spec.Release.Upgrade = &v1alpha1.ReleaseAction{Retries: &retries}

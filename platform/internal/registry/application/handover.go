@@ -7,7 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 )
 
 // AnnotationHandover is the annotation a cluster administrator sets on an
@@ -30,7 +30,7 @@ const AnnotationHandover = "apps.cozystack.io/handover-to"
 // before installers existed (no serviceAccountName) gets one on its next
 // write. The error is a Forbidden naming both identities and the command
 // that hands the application over.
-func checkHandover(gr schema.GroupResource, k *kinds.Kind, current, desired *helmv2.HelmRelease) error {
+func checkHandover(gr schema.GroupResource, k *appkinds.Kind, current, desired *helmv2.HelmRelease) error {
 	from, to := current.Spec.ServiceAccountName, desired.Spec.ServiceAccountName
 	if from == "" || from == to || current.Annotations[AnnotationHandover] == k.Definition {
 		return nil

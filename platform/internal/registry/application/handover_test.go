@@ -11,12 +11,12 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 )
 
 // catalogKind is the storage kind served by ApplicationDefinition def of
 // PackageSource source (release.source and .component).
-func catalogKind(t *testing.T, def, source string) *kinds.Kind {
+func catalogKind(t *testing.T, def, source string) *appkinds.Kind {
 	ad := postgresAD(storageSchema)
 	ad.Name = def
 	ad.Spec.Release.ChartRef = nil

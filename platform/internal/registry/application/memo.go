@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 )
 
 // memo keeps the JSON of the last conversion of each HelmRelease listed,
@@ -104,7 +104,7 @@ const specsMax = 4096
 
 // get is Spec(k, values) through the intern set. The map returned is shared
 // and must not be modified.
-func (s *specs) get(k *kinds.Kind, values []byte) (map[string]any, error) {
+func (s *specs) get(k *appkinds.Kind, values []byte) (map[string]any, error) {
 	s.mu.Lock()
 	spec, ok := s.entries[string(values)]
 	s.mu.Unlock()

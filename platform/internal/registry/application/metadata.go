@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 )
 
 // Metadata the platform owns (contract K1,
@@ -84,7 +84,7 @@ const reservedRule = "keys of cozystack.io, fluxcd.io and helm.sh (and their sub
 // never add or change it. Labels the platform sets on the kind's every
 // release (ReservedLabel) are refused always: reads never show them, and
 // they would be overwritten.
-func validateReservedMetadata(k *kinds.Kind, app, old *unstructured.Unstructured) field.ErrorList {
+func validateReservedMetadata(k *appkinds.Kind, app, old *unstructured.Unstructured) field.ErrorList {
 	var errs field.ErrorList
 	var oldLabels, oldAnnotations map[string]string
 	var oldFinalizers []string

@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 	"cozystack.io/platform/internal/stackgrow"
 )
 
@@ -51,7 +51,7 @@ const generateNameAttempts = 8
 // kube-apiserver's own for the HelmRelease. Errors name the application
 // resource, never the HelmRelease.
 type REST struct {
-	kind      *kinds.Kind
+	kind      *appkinds.Kind
 	client    client.WithWatch
 	releases  *ReleaseCache
 	lister    *ReleaseLister
@@ -98,7 +98,7 @@ type Backend struct {
 
 // NewREST returns the storage of kind. The backend's parts are the
 // caller's; Destroy leaves them alone.
-func NewREST(kind *kinds.Kind, b Backend) *REST {
+func NewREST(kind *appkinds.Kind, b Backend) *REST {
 	epoch, _ := strconv.ParseUint(kind.ResourceVersion, 10, 64)
 	return &REST{kind: kind, client: b.Client, releases: b.Releases, lister: b.Lister, ns: b.Namespaces, authorizer: b.Authorizer,
 		destroyed: make(chan struct{}), epoch: epoch}
@@ -133,7 +133,7 @@ func (r *REST) New() runtime.Object {
 // NewList returns an empty <Kind>List.
 func (r *REST) NewList() runtime.Object {
 	l := &unstructured.UnstructuredList{}
-	l.SetGroupVersionKind(schema.GroupVersionKind{Group: kinds.Group, Version: kinds.Version, Kind: r.kind.ListKind})
+	l.SetGroupVersionKind(schema.GroupVersionKind{Group: appkinds.Group, Version: appkinds.Version, Kind: r.kind.ListKind})
 	return l
 }
 
@@ -161,11 +161,11 @@ func (r *REST) ShortNames() []string { return r.kind.ShortNames }
 func (r *REST) DeleteReturnsDeletedObject() bool { return true }
 
 func (r *REST) gvk() schema.GroupVersionKind {
-	return schema.GroupVersionKind{Group: kinds.Group, Version: kinds.Version, Kind: r.kind.Kind}
+	return schema.GroupVersionKind{Group: appkinds.Group, Version: appkinds.Version, Kind: r.kind.Kind}
 }
 
 func (r *REST) groupResource() schema.GroupResource {
-	return schema.GroupResource{Group: kinds.Group, Resource: r.kind.Plural}
+	return schema.GroupResource{Group: appkinds.Group, Resource: r.kind.Plural}
 }
 
 func (r *REST) key(ctx context.Context, name string) client.ObjectKey {
@@ -877,7 +877,7 @@ func (r *REST) mapError(err error, name string) error {
 	st := status.DeepCopy()
 	st.Message = r.rewrite(st.Message, name)
 	if d := st.Details; d != nil && d.Group == helmv2.GroupVersion.Group {
-		d.Group = kinds.Group
+		d.Group = appkinds.Group
 		switch d.Kind {
 		case "helmreleases":
 			d.Kind = r.kind.Plural
@@ -897,7 +897,7 @@ func (r *REST) mapError(err error, name string) error {
 func (r *REST) rewrite(msg, name string) string {
 	pairs := []string{
 		"helmreleases." + helmv2.GroupVersion.Group, r.groupResource().String(),
-		helmv2.HelmReleaseKind + "." + helmv2.GroupVersion.Group, r.kind.Kind + "." + kinds.Group,
+		helmv2.HelmReleaseKind + "." + helmv2.GroupVersion.Group, r.kind.Kind + "." + appkinds.Group,
 	}
 	if name != "" {
 		pairs = append(pairs, strconv.Quote(r.kind.HelmReleaseName(name)), strconv.Quote(name))

@@ -38,7 +38,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 	"cozystack.io/sdk/testenv"
 )
 
@@ -63,7 +63,7 @@ const storageSchema = `{
   }
 }`
 
-func storageKind(t *testing.T) *kinds.Kind {
+func storageKind(t *testing.T) *appkinds.Kind {
 	ad := postgresAD(storageSchema)
 	ad.Spec.Application.ShortNames = []string{"pg"}
 	return compileKind(t, ad)
@@ -77,7 +77,7 @@ type fixture struct {
 	ctx  context.Context // carries ns, as the request context does
 	c    client.WithWatch
 	rest *REST
-	kind *kinds.Kind
+	kind *appkinds.Kind
 }
 
 func newClient(t *testing.T) client.WithWatch {
@@ -96,7 +96,7 @@ func newClient(t *testing.T) client.WithWatch {
 	return c
 }
 
-func newFixture(t *testing.T, k *kinds.Kind) *fixture {
+func newFixture(t *testing.T, k *appkinds.Kind) *fixture {
 	t.Helper()
 	testenv.Need(t, env)
 	c := newClient(t)
@@ -168,7 +168,7 @@ func (f *fixture) namespace() string {
 func (f *fixture) newApp(name, body string) *unstructured.Unstructured {
 	f.t.Helper()
 	u := app(f.t, body)
-	u.SetAPIVersion(kinds.Group + "/" + kinds.Version)
+	u.SetAPIVersion(appkinds.Group + "/" + appkinds.Version)
 	u.SetKind(f.kind.Kind)
 	if name != "" {
 		u.SetName(name)
@@ -392,8 +392,8 @@ func TestCreateRejectsInvalid(t *testing.T) {
 	// The longest allowed name fills Helm's limit exactly.
 	longest := strings.Repeat("a", f.kind.MaxNameLength)
 	f.create(longest, `spec: {}`)
-	if hr := f.mustHelmRelease(longest); len(hr.Name) != kinds.HelmReleaseNameMaxLength {
-		t.Errorf("HelmRelease name %q is %d characters, want %d", hr.Name, len(hr.Name), kinds.HelmReleaseNameMaxLength)
+	if hr := f.mustHelmRelease(longest); len(hr.Name) != appkinds.HelmReleaseNameMaxLength {
+		t.Errorf("HelmRelease name %q is %d characters, want %d", hr.Name, len(hr.Name), appkinds.HelmReleaseNameMaxLength)
 	}
 }
 
@@ -924,7 +924,7 @@ func TestUpstreamPostgres(t *testing.T) {
 	if ad == nil {
 		t.Fatal("no postgres ApplicationDefinition among the upstream fixtures")
 	}
-	k, fail := kinds.Compile(ad)
+	k, fail := appkinds.Compile(ad)
 	if fail != nil {
 		t.Fatal(fail)
 	}

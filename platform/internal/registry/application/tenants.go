@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/platform/internal/apiserver/kinds"
+	"cozystack.io/platform/internal/apiserver/appkinds"
 )
 
 // labelParent is the tenant chart's label naming a tenant namespace's
@@ -20,7 +20,7 @@ const labelParent = v1alpha1.LabelParent
 
 // TenantKind is the platform's own kind whose applications own a
 // namespace each (platform/applicationdefinitions/tenant.yaml).
-const TenantKind = kinds.TenantKind
+const TenantKind = appkinds.TenantKind
 
 // RootTenantNamespace is the namespace of the root tenant.
 const RootTenantNamespace = "tenant-root"

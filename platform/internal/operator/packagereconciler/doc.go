@@ -1,0 +1,62 @@
+// Package packagereconciler is the Package reconciler of cozystack-operator (issue 5,
+// parts 3 and 4). For each Package it installs one variant of its
+// PackageSource's catalog: one HelmRelease per enabled component, in the
+// component's namespace, whose chartRef is the ExternalArtifact the
+// PackageSource reconciler publishes for that component, ordered by
+// dependsOn across components and Packages, with values layered chart
+// defaults < catalog < cluster values (K2) < Package (see build), through
+// a least-privilege ServiceAccount of its own (package rbac).
+//
+// Before it writes anything it checks, in this order, and reports the
+// first failure as Ready=False with the reason in parentheses: the source
+// exists (SourceMissing; what is installed stays) and serves a revision
+// (SourceNotReady); the platform meets the catalog's requirements
+// (RequirementsNotMet); the variant (VariantMissing) and the named
+// components (ComponentMissing) exist; no enabled component depends on a
+// disabled one (DependencyNotReady); privileged components are allowed
+// (PrivilegeNotAllowed); dependsOn has no cycle across components and
+// Packages (DependencyCycle); every catalog the variant depends on is
+// installed by some Package (DependencyNotReady); and no object it would
+// write exists without being its own (Conflict). So a refused Package has
+// nothing half created.
+//
+// It removes the HelmReleases of components no longer enabled, and, through
+// its finalizer, all of a deleted Package's objects: HelmReleases first
+// (helm-controller uninstalls them through their ServiceAccount), then the
+// identities.
+//
+// # Ownership
+//
+// An object is the Package's if, and only if, its controller reference
+// names the Package's UID (controlledBy). Every object the reconciler
+// writes carries that reference: the HelmReleases, their ServiceAccounts,
+// Roles and RoleBindings, the catalog values ConfigMaps, and the
+// cluster-scoped ClusterRoles and ClusterRoleBindings of privileged
+// components (a cluster-scoped Package may own both). The labels
+// (app.kubernetes.io/managed-by, cozystack.io/package, .../component) and
+// the cozystack.io/package annotation are only hints to select objects from
+// the cache and to describe them: anyone who can write an object can set
+// them, a tenant included (an application's labels reach its HelmRelease).
+// So an object that carries them without the controller reference is
+// never pruned, suspended, updated or adopted; if it is in the way of an
+// object the Package would write, the Package reports Conflict naming the
+// object and what owns it, or that nothing does, and, for an application's
+// HelmRelease, the application and that its tenant must act. Applications
+// cannot take a component's HelmRelease name (names.ReservedRelease), so
+// only one created before that rule can be in the way.
+//
+// Objects are looked for only in the namespaces of the Package's
+// components and in those status.namespaces records (where it wrote
+// before, until emptied), never cluster-wide; cluster-scoped objects are
+// listed by their labels, and kept only with the controller reference.
+//
+// Namespaces the reconciler creates for components are labelled, never
+// owned: it never updates or deletes them.
+//
+// The garbage collector deletes a Package's objects with it when its
+// finalizer is bypassed or it is deleted in the foreground. The identities
+// carry IdentityFinalizer, so that, however they are deleted, they stay
+// until the HelmRelease they serve is uninstalled; the reconciler removes
+// it once no HelmRelease of the component is left (for a Package that is
+// gone, by the owner references of what it left, see sweep).
+package packagereconciler

@@ -1,0 +1,139 @@
+package packagesourcereconciler
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"oras.land/oras-go/v2/registry/remote/auth"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/artifact"
+	"cozystack.io/contracts/artifact/safetar"
+	"cozystack.io/platform/internal/operator/status"
+)
+
+func TestPullFailureReasons(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    error
+		reason string
+		kind   status.State
+		msg    string
+	}{
+		{"digest", fmt.Errorf("wrapped: %w", &artifact.DigestMismatchError{Blob: "chart charts/a", Expected: "sha256:aa", Actual: "sha256:bb"}),
+			v1alpha1.ReasonDigestMismatch, status.StateStalled, "expected sha256:aa, got sha256:bb"},
+		{"size", &artifact.SizeMismatchError{Blob: "config", Digest: "sha256:aa", Expected: 3, Actual: 2},
+			v1alpha1.ReasonDigestMismatch, status.StateStalled, "expected 3 bytes, got 2"},
+		{"unsafe", fmt.Errorf("chart charts/a: %w", &safetar.EntryError{Entry: "../x", Err: safetar.ErrPathTraversal}),
+			v1alpha1.ReasonUnsafeArchive, status.StateStalled, `entry "../x": path traversal`},
+		{"invalid", fmt.Errorf("%w: manifest artifactType", artifact.ErrInvalidArtifact),
+			v1alpha1.ReasonInvalidArtifact, status.StateStalled, "cozypkg build"},
+		{"too large", &artifact.TooLargeError{Blob: "config", Size: 10, Limit: 5},
+			v1alpha1.ReasonInvalidArtifact, status.StateStalled, "exceeds the limit"},
+		{"network", errors.New("dial tcp 127.0.0.1:1: connection refused"),
+			v1alpha1.ReasonPullFailed, status.StateProgressing, "connection refused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := pullFailure("reg/x:1", tt.err, "; still serving 1.0.0@sha256:cc")
+			if r.Reason != tt.reason || r.State != tt.kind {
+				t.Errorf("reason %s kind %d, want %s %d", r.Reason, r.State, tt.reason, tt.kind)
+			}
+			for _, want := range []string{"reg/x:1", tt.msg, "still serving 1.0.0@sha256:cc"} {
+				if !strings.Contains(r.Message, want) {
+					t.Errorf("message %q lacks %q", r.Message, want)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckComponentCharts(t *testing.T) {
+	cat := func(chartB string) *artifact.Catalog {
+		return &artifact.Catalog{Variants: []v1alpha1.PackageVariant{
+			{Name: "default", Components: []v1alpha1.PackageComponent{{Name: "web", Chart: "charts/web"}}},
+			{Name: "other", Components: []v1alpha1.PackageComponent{{Name: "web", Chart: chartB}}},
+		}}
+	}
+	if err := checkComponentCharts(cat("charts/web")); err != nil {
+		t.Errorf("same chart in two variants: %v", err)
+	}
+	err := checkComponentCharts(cat("charts/web2"))
+	if !errors.Is(err, artifact.ErrInvalidArtifact) || !strings.Contains(err.Error(), `variants[1].components[0] "web" uses chart "charts/web2"`) {
+		t.Errorf("different charts under one name: %v", err)
+	}
+	// Catalog.Validate, which artifact.Pull runs first, says the same
+	// with the field path of the catalog.
+	bad := cat("charts/web2")
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `variants[1].components[0].chart: Invalid value: "charts/web2": component "web" uses chart "charts/web"`) {
+		t.Errorf("Validate: %v", err)
+	}
+
+	withApps := func(names ...string) *artifact.Catalog {
+		c := cat("charts/web")
+		for _, n := range names {
+			c.Applications = append(c.Applications, v1alpha1.PackageApplication{Name: n, Chart: "charts/" + n})
+		}
+		return c
+	}
+	if err := checkComponentCharts(withApps("db", "cache")); err != nil {
+		t.Errorf("applications with names of their own: %v", err)
+	}
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"web"}, `applications[0] "web": another component or application has that name`},
+		{[]string{"db", "db"}, `applications[1] "db"`},
+	} {
+		if err := checkComponentCharts(withApps(tc.names...)); !errors.Is(err, artifact.ErrInvalidArtifact) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("applications %v: %v, want %q", tc.names, err, tc.want)
+		}
+	}
+}
+
+func TestDockerCredential(t *testing.T) {
+	b64 := base64.StdEncoding.EncodeToString([]byte("bob:s3cret"))
+	cfg := []byte(`{"auths": {"reg.example:5000": {"auth": "` + b64 + `"}, "https://other.example": {"username": "al", "password": "pw"}}}`)
+	for host, want := range map[string]auth.Credential{
+		"reg.example:5000": {Username: "bob", Password: "s3cret"},
+		"other.example":    {Username: "al", Password: "pw"},
+	} {
+		got, err := dockerCredential(cfg, host)
+		if err != nil || got != want {
+			t.Errorf("%s: %+v %v, want %+v", host, got, err, want)
+		}
+	}
+	if _, err := dockerCredential(cfg, "missing.example"); err == nil || !strings.Contains(err.Error(), "no entry for missing.example") {
+		t.Errorf("missing host: %v", err)
+	}
+	if _, err := dockerCredential([]byte("{"), "x"); err == nil || !strings.Contains(err.Error(), "spec.oci.pullSecretRef") {
+		t.Errorf("bad JSON: %v", err)
+	}
+}
+
+// TestBackoff: retries wait firstRetry, doubling with each failure in a
+// row, never longer than the source's interval (issue 15, part 6).
+func TestBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		failures int
+		interval time.Duration
+		want     time.Duration
+	}{
+		{1, 10 * time.Minute, 10 * time.Second},
+		{2, 10 * time.Minute, 20 * time.Second},
+		{5, 10 * time.Minute, 160 * time.Second},
+		{7, 10 * time.Minute, 10 * time.Minute},
+		{1000, 10 * time.Minute, 10 * time.Minute},
+		{1, 5 * time.Second, 5 * time.Second},
+		{3, 30 * time.Second, 30 * time.Second},
+	} {
+		if got := backoff(tc.failures, tc.interval); got != tc.want {
+			t.Errorf("backoff(%d, %s) = %s, want %s", tc.failures, tc.interval, got, tc.want)
+		}
+	}
+}
