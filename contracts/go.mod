@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	cozystack.io/sdk v0.0.0
 	github.com/Masterminds/semver/v3 v3.5.0
+	github.com/fluxcd/pkg/apis/meta v1.21.0
 	github.com/google/go-cmp v0.7.0
 	github.com/opencontainers/go-digest v1.0.0
 	github.com/opencontainers/image-spec v1.1.1
@@ -39,7 +40,6 @@ require (
 	github.com/fluxcd/helm-controller/api v1.4.0 // indirect
 	github.com/fluxcd/pkg/apis/acl v0.9.0 // indirect
 	github.com/fluxcd/pkg/apis/kustomize v1.12.0 // indirect
-	github.com/fluxcd/pkg/apis/meta v1.21.0 // indirect
 	github.com/fluxcd/source-controller/api v1.7.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect

@@ -43,7 +43,6 @@ import (
 	"cozystack.io/platform/internal/install"
 	"cozystack.io/platform/internal/kubeconfig"
 	"cozystack.io/platform/internal/operator/artifactserver"
-	"cozystack.io/platform/internal/operator/names"
 	"cozystack.io/platform/internal/operator/packagereconciler"
 	"cozystack.io/platform/internal/operator/packagesourcereconciler"
 	"cozystack.io/platform/internal/operator/requirements"
@@ -172,13 +171,13 @@ func Scheme() *runtime.Scheme {
 }
 
 // CacheOptions limit the manager's informers to the objects the operator
-// created (labelled names.LabelManagedBy), so a cluster's other
+// created (labelled v1alpha1.LabelManagedBy), so a cluster's other
 // ConfigMaps, ServiceAccounts, RBAC and HelmReleases are never held in
 // memory. The label only narrows what is cached: anyone may set it, and
 // the reconcilers decide ownership by controller references (UIDs). Namespaces, PackageSources and Packages are cached whole;
 // Secrets are never cached (pull Secrets are read directly).
 func CacheOptions() cache.Options {
-	managed := labels.SelectorFromSet(labels.Set{names.LabelManagedBy: names.ManagedBy})
+	managed := labels.SelectorFromSet(labels.Set{v1alpha1.LabelManagedBy: v1alpha1.ManagedByOperator})
 	by := func() cache.ByObject { return cache.ByObject{Label: managed} }
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&helmv2.HelmRelease{}:        by(),

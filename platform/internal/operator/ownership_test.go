@@ -42,7 +42,7 @@ const tenantFinalizer = "example.org/tenant-hold"
 func lookalike(namespace, name, pkg, comp string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: namespace,
 		Labels: map[string]string{
-			names.LabelManagedBy: names.ManagedBy, names.LabelPackage: names.LabelValue(pkg), names.LabelComponent: comp,
+			v1alpha1.LabelManagedBy: v1alpha1.ManagedByOperator, names.LabelPackage: names.LabelValue(pkg), names.LabelComponent: comp,
 		},
 		Annotations: map[string]string{names.AnnotationPackage: pkg},
 	}
@@ -286,8 +286,8 @@ func TestApplicationReleaseInTheWay(t *testing.T) {
 		t.Fatalf("%s is not reserved: cozystack-api would let an application take it", release)
 	}
 	meta := lookalike(ns, release, "own-stall", "web")
-	meta.Labels[names.LabelApplicationKind] = "Postgres"
-	meta.Labels[names.LabelApplicationName] = release
+	meta.Labels[v1alpha1.LabelApplicationKind] = "Postgres"
+	meta.Labels[v1alpha1.LabelApplicationName] = release
 	meta.Labels["apps.cozystack.io/application.group"] = "apps.cozystack.io"
 	app := suspendedRelease(meta)
 	app.Finalizers = []string{tenantFinalizer}

@@ -634,7 +634,7 @@ func TestHooksNeverRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cm := range list.Items {
-		if cm.Labels[names.LabelManagedBy] != names.ManagedBy && cm.Annotations["meta.helm.sh/release-name"] != "" {
+		if cm.Labels[v1alpha1.LabelManagedBy] != v1alpha1.ManagedByOperator && cm.Annotations["meta.helm.sh/release-name"] != "" {
 			target, found = cm, true
 		}
 	}

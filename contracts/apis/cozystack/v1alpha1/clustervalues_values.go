@@ -3,6 +3,8 @@ package v1alpha1
 import (
 	"fmt"
 	"strings"
+
+	"github.com/fluxcd/pkg/apis/meta"
 )
 
 // Names of the projected values (contract K2). The document stored under
@@ -46,11 +48,6 @@ const (
 	// the HelmReleases whose valuesFrom reference them.
 	LabelFluxWatch   = "reconcile.fluxcd.io/watch"
 	FluxWatchEnabled = "Enabled"
-
-	// LabelManagedBy with value ManagedByController marks the objects
-	// cozystack-controller writes; it watches only those.
-	LabelManagedBy      = "app.kubernetes.io/managed-by"
-	ManagedByController = "cozystack-controller"
 
 	// AnnotationGeneration on a projected object is the
 	// metadata.generation of the ClusterValues it was rendered from, in
@@ -217,4 +214,13 @@ func ValuesKind(source string) string {
 		return "Secret"
 	}
 	return "ConfigMap"
+}
+
+// ValuesReference is the valuesFrom entry by which a HelmRelease takes its
+// namespace's cluster values: kind ValuesKind(source), name ValuesName,
+// key ValuesKey. An application's HelmRelease takes it not optional, so
+// that it waits for the values instead of rendering without them (contract
+// K2); a Package component's takes it optional, except the Tenant chart's.
+func ValuesReference(source string, optional bool) meta.ValuesReference {
+	return meta.ValuesReference{Kind: ValuesKind(source), Name: ValuesName, ValuesKey: ValuesKey, Optional: optional}
 }

@@ -56,6 +56,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/platform/internal/operator/names"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
 // FieldManager is the server-side apply field manager of the objects.
@@ -388,7 +390,7 @@ func owned(o *unstructured.Unstructured, source string) *unstructured.Unstructur
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[names.LabelManagedBy] = names.ManagedBy
+	labels[v1alpha1.LabelManagedBy] = v1alpha1.ManagedByOperator
 	labels[names.LabelPackageSource] = names.LabelValue(source)
 	obj.SetLabels(labels)
 	annotations := obj.GetAnnotations()

@@ -17,6 +17,8 @@ import (
 	"cozystack.io/platform/internal/operator/adinstaller"
 	"cozystack.io/platform/internal/operator/names"
 	"cozystack.io/sdk/testenv"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
 // A real kube-apiserver: the guard, server-side apply and the pruning are
@@ -96,7 +98,7 @@ func TestInstall(t *testing.T) {
 			t.Fatalf("%s %s: %v", o.GetKind(), o.GetName(), err)
 		}
 		if got.GetLabels()[names.LabelPackageSource] != "acme" || got.GetAnnotations()[names.AnnotationPackageSource] != "acme" ||
-			got.GetLabels()[names.LabelManagedBy] != names.ManagedBy {
+			got.GetLabels()[v1alpha1.LabelManagedBy] != v1alpha1.ManagedByOperator {
 			t.Errorf("%s %s: labels %v annotations %v, want the source's", o.GetKind(), o.GetName(), got.GetLabels(), got.GetAnnotations())
 		}
 		// The kinds have no owner (deleting the source keeps them); a

@@ -13,6 +13,8 @@ import (
 
 	"cozystack.io/platform/internal/appcount"
 	"cozystack.io/platform/internal/operator/names"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
 // helmReleaseList is the list kind applications are stored as (contract
@@ -47,7 +49,7 @@ func DescribeInUse(kinds []KindInUse) string {
 // kind is removed when an ApplicationDefinition the source installed
 // serves it and no ApplicationDefinition of objs does (the definition is
 // dropped, or renamed its kind). Applications are counted by their
-// HelmReleases' label names.LabelApplicationKind, read through reader
+// HelmReleases' label v1alpha1.LabelApplicationKind, read through reader
 // (uncached: metadata only, across namespaces). The result is sorted by
 // kind; contract K1, "Lifecycle of a kind", says what the caller does
 // with it.
@@ -72,7 +74,7 @@ func InUse(ctx context.Context, c client.Reader, reader client.Reader, source st
 		}
 		releases := &metav1.PartialObjectMetadataList{}
 		releases.SetGroupVersionKind(helmReleaseList)
-		if err := reader.List(ctx, releases, client.MatchingLabels{names.LabelApplicationKind: kind}); err != nil {
+		if err := reader.List(ctx, releases, client.MatchingLabels{v1alpha1.LabelApplicationKind: kind}); err != nil {
 			return nil, fmt.Errorf("count the applications of kind %s: %w", kind, err)
 		}
 		if len(releases.Items) == 0 {

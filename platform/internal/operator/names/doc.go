@@ -27,7 +27,7 @@
 //
 // # Ownership
 //
-// The labels here (LabelManagedBy, LabelPackage, LabelComponent) and the
+// The labels here (v1alpha1.LabelManagedBy, LabelPackage, LabelComponent) and the
 // annotation AnnotationPackage only select and describe: anyone who can
 // write an object can set them, a tenant included (an application's labels
 // reach its HelmRelease). What the operator owns is decided by the

@@ -24,10 +24,6 @@ const hashLen = 10
 // owning Package's (or PackageSource's) UID, and uses these only to select
 // candidates from its cache and to describe objects to people.
 const (
-	// LabelManagedBy with value ManagedBy marks every object the operator
-	// creates; the operator's caches hold only those.
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	ManagedBy      = "cozystack-operator"
 	// LabelPackage is LabelValue(package name), for selecting a Package's
 	// objects.
 	LabelPackage = "cozystack.io/package"
@@ -42,14 +38,6 @@ const (
 	// is its exact name.
 	LabelPackageSource      = "cozystack.io/package-source"
 	AnnotationPackageSource = v1alpha1.AnnotationPackageSource
-)
-
-// Labels cozystack-api sets on the HelmRelease of an application (contract
-// K1). The operator reads them only to name, in a Conflict, the
-// application whose release is in a component's way.
-const (
-	LabelApplicationKind = "apps.cozystack.io/application.kind"
-	LabelApplicationName = "apps.cozystack.io/application.name"
 )
 
 // ReleaseMarker separates the readable part of a component's HelmRelease

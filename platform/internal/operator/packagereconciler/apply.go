@@ -208,7 +208,7 @@ func clusterLists() []client.ObjectList {
 // that carry them without p's controller reference are never returned, so
 // never pruned, suspended or adopted.
 func (r *Reconciler) owned(ctx context.Context, p *v1alpha1.Package, namespaces []string) ([]client.Object, error) {
-	sel := client.MatchingLabels{names.LabelManagedBy: names.ManagedBy, names.LabelPackage: names.LabelValue(p.Name)}
+	sel := client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByOperator, names.LabelPackage: names.LabelValue(p.Name)}
 	var out []client.Object
 	add := func(l client.ObjectList, opts ...client.ListOption) error {
 		if err := r.Client.List(ctx, l, append(opts, sel)...); err != nil {

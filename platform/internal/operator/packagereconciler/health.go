@@ -18,16 +18,16 @@ import (
 // Ready by waiting. Everything else (Progressing, DependencyNotReady,
 // SourceNotReady, ...) is still on its way.
 var failedReasons = map[string]bool{
-	helmv2.InstallFailedReason:   true,
-	helmv2.UpgradeFailedReason:   true,
-	helmv2.TestFailedReason:      true,
-	helmv2.RollbackFailedReason:  true,
-	helmv2.UninstallFailedReason: true,
-	helmv2.ArtifactFailedReason:  true,
-	"ValuesError":                true,
-	"RESTClientError":            true,
-	"ChartMutateError":           true,
-	"InitFailed":                 true,
+	helmv2.InstallFailedReason:     true,
+	helmv2.UpgradeFailedReason:     true,
+	helmv2.TestFailedReason:        true,
+	helmv2.RollbackFailedReason:    true,
+	helmv2.UninstallFailedReason:   true,
+	helmv2.ArtifactFailedReason:    true,
+	v1alpha1.HelmReasonValuesError: true,
+	"RESTClientError":              true,
+	"ChartMutateError":             true,
+	"InitFailed":                   true,
 }
 
 // helmOwnership matches Helm's refusal to install an object another

@@ -35,8 +35,8 @@ func ownerMeta(p *v1alpha1.Package, component string) metav1.ObjectMeta {
 func markMeta(pkg, component string) metav1.ObjectMeta {
 	m := metav1.ObjectMeta{
 		Labels: map[string]string{
-			names.LabelManagedBy: names.ManagedBy,
-			names.LabelPackage:   names.LabelValue(pkg),
+			v1alpha1.LabelManagedBy: v1alpha1.ManagedByOperator,
+			names.LabelPackage:      names.LabelValue(pkg),
 		},
 		Annotations: map[string]string{names.AnnotationPackage: pkg},
 	}
@@ -147,9 +147,7 @@ func build(p *plan, c plannedComponent, tenant bool) *desired {
 			Kind: "ConfigMap", Name: d.values.Name, ValuesKey: v1alpha1.ValuesKey,
 		})
 	}
-	hr.Spec.ValuesFrom = append(hr.Spec.ValuesFrom, meta.ValuesReference{
-		Kind: "ConfigMap", Name: v1alpha1.ValuesName, ValuesKey: v1alpha1.ValuesKey, Optional: !tenant,
-	})
+	hr.Spec.ValuesFrom = append(hr.Spec.ValuesFrom, v1alpha1.ValuesReference(v1alpha1.ValuesSourceConfigMap, !tenant))
 	if c.PackageValues != nil && len(c.PackageValues.Raw) > 0 && string(c.PackageValues.Raw) != "null" {
 		hr.Spec.Values = c.PackageValues.DeepCopy()
 	}

@@ -60,10 +60,10 @@ func application(obj client.Object) (kind, name string) {
 		return "", ""
 	}
 	l := obj.GetLabels()
-	if l[names.LabelApplicationKind] == "" || l[names.LabelApplicationName] == "" {
+	if l[v1alpha1.LabelApplicationKind] == "" || l[v1alpha1.LabelApplicationName] == "" {
 		return "", ""
 	}
-	return l[names.LabelApplicationKind], l[names.LabelApplicationName]
+	return l[v1alpha1.LabelApplicationKind], l[v1alpha1.LabelApplicationName]
 }
 
 // describeOwner says, for a Conflict, who owns obj, which Package p does not

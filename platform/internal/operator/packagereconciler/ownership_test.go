@@ -77,8 +77,8 @@ func TestControlledBy(t *testing.T) {
 func TestDescribeOwner(t *testing.T) {
 	p := pkgWithUID("p", "uid-p")
 	app := labelled()
-	app.Labels[names.LabelApplicationKind] = "Postgres"
-	app.Labels[names.LabelApplicationName] = "db"
+	app.Labels[v1alpha1.LabelApplicationKind] = "Postgres"
+	app.Labels[v1alpha1.LabelApplicationName] = "db"
 	for _, tt := range []struct {
 		name string
 		obj  client.Object
@@ -115,8 +115,8 @@ func TestDescribeOwner(t *testing.T) {
 func TestConflictMessage(t *testing.T) {
 	p := pkgWithUID("p", "uid-p")
 	app := labelled()
-	app.Labels[names.LabelApplicationKind] = "Postgres"
-	app.Labels[names.LabelApplicationName] = "db"
+	app.Labels[v1alpha1.LabelApplicationKind] = "Postgres"
+	app.Labels[v1alpha1.LabelApplicationName] = "db"
 	foreign := newConflict("ServiceAccount", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sa", Namespace: "ns-a",
 		Annotations: map[string]string{names.AnnotationPackage: "p"}}}, "a", p)
 	tenant := newConflict("HelmRelease", &helmv2.HelmRelease{ObjectMeta: app}, "a", p)

@@ -371,7 +371,7 @@ func (r *Reconciler) views(ctx context.Context) (map[string]*view, error) {
 // application, or "no Package". For a message only.
 func (r *Reconciler) releaseOwner(ctx context.Context, p *v1alpha1.Package, release string) string {
 	var list helmv2.HelmReleaseList
-	if err := r.Client.List(ctx, &list, client.MatchingLabels{names.LabelManagedBy: names.ManagedBy}); err != nil {
+	if err := r.Client.List(ctx, &list, client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByOperator}); err != nil {
 		return "no Package"
 	}
 	for i := range list.Items {
@@ -414,7 +414,7 @@ func (r *Reconciler) recordNamespaces(ctx context.Context, p *v1alpha1.Package, 
 // only ever removes IdentityFinalizer from an object already being
 // deleted, so a labelled object of someone else's loses nothing.
 func (r *Reconciler) sweep(ctx context.Context, name string, except types.UID) error {
-	sel := client.MatchingLabels{names.LabelManagedBy: names.ManagedBy, names.LabelPackage: names.LabelValue(name)}
+	sel := client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByOperator, names.LabelPackage: names.LabelValue(name)}
 	byOwner := map[types.UID][]client.Object{}
 	for _, l := range append(namespacedLists(), clusterLists()...) {
 		if err := r.Client.List(ctx, l, sel); err != nil {

@@ -52,50 +52,6 @@ func TestPullFailureReasons(t *testing.T) {
 	}
 }
 
-func TestCheckComponentCharts(t *testing.T) {
-	cat := func(chartB string) *artifact.Catalog {
-		return &artifact.Catalog{Variants: []v1alpha1.PackageVariant{
-			{Name: "default", Components: []v1alpha1.PackageComponent{{Name: "web", Chart: "charts/web"}}},
-			{Name: "other", Components: []v1alpha1.PackageComponent{{Name: "web", Chart: chartB}}},
-		}}
-	}
-	if err := checkComponentCharts(cat("charts/web")); err != nil {
-		t.Errorf("same chart in two variants: %v", err)
-	}
-	err := checkComponentCharts(cat("charts/web2"))
-	if !errors.Is(err, artifact.ErrInvalidArtifact) || !strings.Contains(err.Error(), `variants[1].components[0] "web" uses chart "charts/web2"`) {
-		t.Errorf("different charts under one name: %v", err)
-	}
-	// Catalog.Validate, which artifact.Pull runs first, says the same
-	// with the field path of the catalog.
-	bad := cat("charts/web2")
-	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `variants[1].components[0].chart: Invalid value: "charts/web2": component "web" uses chart "charts/web"`) {
-		t.Errorf("Validate: %v", err)
-	}
-
-	withApps := func(names ...string) *artifact.Catalog {
-		c := cat("charts/web")
-		for _, n := range names {
-			c.Applications = append(c.Applications, v1alpha1.PackageApplication{Name: n, Chart: "charts/" + n})
-		}
-		return c
-	}
-	if err := checkComponentCharts(withApps("db", "cache")); err != nil {
-		t.Errorf("applications with names of their own: %v", err)
-	}
-	for _, tc := range []struct {
-		names []string
-		want  string
-	}{
-		{[]string{"web"}, `applications[0] "web": another component or application has that name`},
-		{[]string{"db", "db"}, `applications[1] "db"`},
-	} {
-		if err := checkComponentCharts(withApps(tc.names...)); !errors.Is(err, artifact.ErrInvalidArtifact) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("applications %v: %v, want %q", tc.names, err, tc.want)
-		}
-	}
-}
-
 func TestDockerCredential(t *testing.T) {
 	b64 := base64.StdEncoding.EncodeToString([]byte("bob:s3cret"))
 	cfg := []byte(`{"auths": {"reg.example:5000": {"auth": "` + b64 + `"}, "https://other.example": {"username": "al", "password": "pw"}}}`)

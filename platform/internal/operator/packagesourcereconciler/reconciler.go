@@ -142,7 +142,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// Spec edits and deletions only: cozystack-api writes each AD's
 	// status, which is no reason to reconcile the source.
 	installed := builder.WithPredicates(predicate.NewPredicateFuncs(func(obj client.Object) bool {
-		return obj.GetLabels()[names.LabelManagedBy] == names.ManagedBy && obj.GetAnnotations()[names.AnnotationPackageSource] != ""
+		return obj.GetLabels()[v1alpha1.LabelManagedBy] == v1alpha1.ManagedByOperator && obj.GetAnnotations()[names.AnnotationPackageSource] != ""
 	}), predicate.GenerationChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("packagesource").
@@ -368,11 +368,6 @@ func (r *Reconciler) fetch(ctx context.Context, ps *v1alpha1.PackageSource, serv
 		}
 		return nil, res
 	}
-	if err := checkComponentCharts(a.Catalog); err != nil {
-		_ = r.Store.Discard(ctx, ps.Name)
-		return refuse(status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonInvalidArtifact,
-			Message: fmt.Sprintf("%s (%s): %v%s", o.display, a.Manifest.Digest, err, keep)})
-	}
 	if err := requirements.Check(a.Catalog.CatalogInfo, r.Platform); err != nil {
 		_ = r.Store.Discard(ctx, ps.Name)
 		return refuse(status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonRequirementsNotMet,
@@ -422,35 +417,6 @@ func pullFailure(display string, err error, keep string) status.Result {
 	}
 	res.Message += keep
 	return res
-}
-
-// checkComponentCharts enforces what ComponentArtifactName implies: one
-// ExternalArtifact per name, so a component name that appears in several
-// variants must use the same chart in all of them, and no application may
-// take a component's name. Catalog.Validate (run by artifact.Pull, and by
-// cozypkg build) has the same rules; this guards publish, which relies on
-// them, against a contracts version that would let such a catalog
-// through.
-func checkComponentCharts(c *artifact.Catalog) error {
-	chart := map[string]string{}
-	for i, v := range c.Variants {
-		for j, comp := range v.Components {
-			if prev, ok := chart[comp.Name]; ok && prev != comp.Chart {
-				return fmt.Errorf("%w: variants[%d].components[%d] %q uses chart %q, but another variant's component of that name uses %q: a component name names one chart in all variants (its ExternalArtifact is per name); rename one",
-					artifact.ErrInvalidArtifact, i, j, comp.Name, comp.Chart, prev)
-			}
-			chart[comp.Name] = comp.Chart
-		}
-	}
-	apps := map[string]bool{}
-	for i, app := range c.Applications {
-		if _, ok := chart[app.Name]; ok || apps[app.Name] {
-			return fmt.Errorf("%w: applications[%d] %q: another component or application has that name: each names its own ExternalArtifact; rename one",
-				artifact.ErrInvalidArtifact, i, app.Name)
-		}
-		apps[app.Name] = true
-	}
-	return nil
 }
 
 func (r *Reconciler) display(ps *v1alpha1.PackageSource) string {
@@ -533,7 +499,7 @@ func (r *Reconciler) ensureArtifact(ctx context.Context, ps *v1alpha1.PackageSou
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(ea), ea)
 	switch {
 	case apierrors.IsNotFound(err):
-		ea.Labels = map[string]string{names.LabelManagedBy: names.ManagedBy, names.LabelPackageSource: names.LabelValue(ps.Name)}
+		ea.Labels = map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByOperator, names.LabelPackageSource: names.LabelValue(ps.Name)}
 		ea.Annotations = map[string]string{names.AnnotationPackageSource: ps.Name}
 		ea.Spec.SourceRef = &meta.NamespacedObjectKindReference{
 			APIVersion: v1alpha1.GroupVersion.String(), Kind: "PackageSource", Name: ps.Name,

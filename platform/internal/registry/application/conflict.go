@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,7 +84,7 @@ func (r *REST) describeRelease(ns, name string) string {
 // describeApplication is "application <Kind> <ns>/<name>" from an
 // application HelmRelease's labels, or "".
 func describeApplication(labels map[string]string, ns string) string {
-	kind, name := labels[LabelApplicationKind], labels[LabelApplicationName]
+	kind, name := labels[v1alpha1.LabelApplicationKind], labels[v1alpha1.LabelApplicationName]
 	if kind == "" || name == "" {
 		return ""
 	}

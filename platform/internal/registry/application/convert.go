@@ -20,21 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"cozystack.io/platform/internal/apiserver/appkinds"
-)
 
-// Labels the platform sets on every HelmRelease of an application (K1).
-const (
-	LabelApplicationKind  = "apps.cozystack.io/application.kind"
-	LabelApplicationGroup = "apps.cozystack.io/application.group"
-	LabelApplicationName  = "apps.cozystack.io/application.name"
-)
-
-// The K2 ConfigMap every application's HelmRelease takes values from. It is
-// not optional: without it the release waits instead of rendering with
-// empty cluster values.
-const (
-	ClusterValuesConfigMap = "cozystack-values"
-	ClusterValuesKey       = "values.yaml"
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
 // AnnotationManagedFields carries the application's managedFields (JSON) on
@@ -79,9 +66,9 @@ func ToHelmRelease(k *appkinds.Kind, app *unstructured.Unstructured) (*helmv2.He
 	for key, v := range k.Release.Labels {
 		labels[key] = v
 	}
-	labels[LabelApplicationKind] = k.Kind
-	labels[LabelApplicationGroup] = appkinds.Group
-	labels[LabelApplicationName] = name
+	labels[v1alpha1.LabelApplicationKind] = k.Kind
+	labels[v1alpha1.LabelApplicationGroup] = appkinds.Group
+	labels[v1alpha1.LabelApplicationName] = name
 
 	spec, _, err := unstructured.NestedMap(app.Object, "spec")
 	if err != nil {
@@ -139,10 +126,8 @@ func ToHelmRelease(k *appkinds.Kind, app *unstructured.Unstructured) (*helmv2.He
 			// helm-controller installs as the tenant's installer, never
 			// as itself (contract K5, "Tenant roles").
 			ServiceAccountName: k.Release.ServiceAccountName,
-			ValuesFrom: []helmv2.ValuesReference{{
-				Kind: "ConfigMap", Name: ClusterValuesConfigMap, ValuesKey: ClusterValuesKey,
-			}},
-			Values: values,
+			ValuesFrom:         []helmv2.ValuesReference{v1alpha1.ValuesReference(v1alpha1.ValuesSourceConfigMap, false)},
+			Values:             values,
 			// Ready means the objects are there: helm-controller compares
 			// the cluster with the release at every reconcile (the
 			// interval, or a requestedAt annotation) and restores what
@@ -213,7 +198,7 @@ func Spec(k *appkinds.Kind, values []byte) (map[string]any, error) {
 // fromHelmRelease is FromHelmRelease with the spec made by spec.
 func fromHelmRelease(k *appkinds.Kind, hr *helmv2.HelmRelease, spec func(*appkinds.Kind, []byte) (map[string]any, error), hooks statusHooks) (*unstructured.Unstructured, error) {
 	name, ok := k.ApplicationName(hr.Name)
-	if !ok || hr.Labels[LabelApplicationKind] != k.Kind {
+	if !ok || hr.Labels[v1alpha1.LabelApplicationKind] != k.Kind {
 		return nil, fmt.Errorf("HelmRelease %s/%s is not a %s", hr.Namespace, hr.Name, k.Kind)
 	}
 	var values []byte
@@ -270,16 +255,6 @@ func fromHelmRelease(k *appkinds.Kind, hr *helmv2.HelmRelease, spec func(*appkin
 	return app, nil
 }
 
-// ReasonWaitingForClusterValues is the reason of an application's Ready
-// condition while its namespace has no cluster values (contract K2): the
-// HelmRelease waits, since its valuesFrom is not optional, instead of
-// rendering with empty values.
-const ReasonWaitingForClusterValues = "WaitingForClusterValues"
-
-// helmValuesError is helm-controller's (v1.4) Ready reason when a
-// valuesFrom reference cannot be read.
-const helmValuesError = "ValuesError"
-
 // Status synthesizes an application's status from its HelmRelease: the
 // Ready and Released conditions (Ready is Unknown, reason Reconciling, until
 // helm-controller has reported; False, reason WaitingForClusterValues, while
@@ -322,11 +297,11 @@ func status(hr *helmv2.HelmRelease, hooks statusHooks) map[string]any {
 	} else if ready == nil {
 		ready = &metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionUnknown, Reason: "Reconciling",
 			Message: "waiting for helm-controller to reconcile the HelmRelease", LastTransitionTime: hr.CreationTimestamp}
-	} else if ready.Status == metav1.ConditionFalse && ready.Reason == helmValuesError && strings.Contains(ready.Message, ClusterValuesConfigMap) {
+	} else if ready.Status == metav1.ConditionFalse && ready.Reason == v1alpha1.HelmReasonValuesError && strings.Contains(ready.Message, v1alpha1.ValuesName) {
 		waiting := *ready
-		waiting.Reason = ReasonWaitingForClusterValues
+		waiting.Reason = v1alpha1.ReasonWaitingForClusterValues
 		waiting.Message = fmt.Sprintf("waiting for the cluster values %s in namespace %s, which cozystack-controller projects into every tenant namespace (helm-controller: %s)",
-			ClusterValuesConfigMap, hr.Namespace, ready.Message)
+			v1alpha1.ValuesName, hr.Namespace, ready.Message)
 		ready = &waiting
 	}
 	for _, c := range []*metav1.Condition{ready, apimeta.FindStatusCondition(hr.Status.Conditions, helmv2.ReleasedCondition)} {

@@ -58,7 +58,7 @@ func checkMainRelease(t *testing.T, hr *helmv2.HelmRelease) {
 	t.Helper()
 	wantLabels := map[string]string{
 		"team": "db", "sharding.fluxcd.io/key": "tenants",
-		LabelApplicationKind: "Postgres", LabelApplicationGroup: "apps.cozystack.io", LabelApplicationName: "main",
+		v1alpha1.LabelApplicationKind: "Postgres", v1alpha1.LabelApplicationGroup: "apps.cozystack.io", v1alpha1.LabelApplicationName: "main",
 	}
 	if diff := cmp.Diff(wantLabels, hr.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
@@ -122,7 +122,7 @@ spec:
 
 func TestToHelmReleaseRejectsReservedLabels(t *testing.T) {
 	k := testKind(t)
-	for _, key := range []string{LabelApplicationName, "sharding.fluxcd.io/key"} {
+	for _, key := range []string{v1alpha1.LabelApplicationName, "sharding.fluxcd.io/key"} {
 		a := app(t, "metadata: {name: main, namespace: a}\nspec: {}")
 		a.SetLabels(map[string]string{key: "x"})
 		_, err := ToHelmRelease(k, a)
@@ -187,7 +187,7 @@ func TestStatusBeforeHelmControllerReports(t *testing.T) {
 
 func TestFromHelmReleaseRefusesOtherKinds(t *testing.T) {
 	k := testKind(t)
-	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "redis-main", Labels: map[string]string{LabelApplicationKind: "Redis"}}}
+	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "redis-main", Labels: map[string]string{v1alpha1.LabelApplicationKind: "Redis"}}}
 	if _, err := FromHelmRelease(k, hr); err == nil {
 		t.Error("converted a HelmRelease of another kind")
 	}
@@ -231,7 +231,7 @@ func TestStatusReady(t *testing.T) {
 	for _, tc := range []struct {
 		name, reason, message, wantReason string
 	}{
-		{"cluster values missing", "ValuesError", "could not resolve ConfigMap chart values reference 'tenant-x/cozystack-values' with key 'values.yaml': configmaps \"cozystack-values\" not found", ReasonWaitingForClusterValues},
+		{"cluster values missing", "ValuesError", "could not resolve ConfigMap chart values reference 'tenant-x/cozystack-values' with key 'values.yaml': configmaps \"cozystack-values\" not found", v1alpha1.ReasonWaitingForClusterValues},
 		{"other values error", "ValuesError", "could not resolve Secret chart values reference 'x/other'", "ValuesError"},
 		{"install failed", "InstallFailed", "cozystack-values mentioned but not a values error", "InstallFailed"},
 	} {
@@ -242,7 +242,7 @@ func TestStatusReady(t *testing.T) {
 			if ready["reason"] != tc.wantReason || ready["status"] != "False" {
 				t.Errorf("Ready = %v/%v, want False/%s", ready["status"], ready["reason"], tc.wantReason)
 			}
-			if tc.wantReason == ReasonWaitingForClusterValues && !strings.Contains(ready["message"].(string), "cozystack-controller") {
+			if tc.wantReason == v1alpha1.ReasonWaitingForClusterValues && !strings.Contains(ready["message"].(string), "cozystack-controller") {
 				t.Errorf("message %q does not say who provides the values", ready["message"])
 			}
 		})
@@ -250,19 +250,19 @@ func TestStatusReady(t *testing.T) {
 }
 
 func TestKeepValuesSource(t *testing.T) {
-	desired := []helmv2.ValuesReference{{Kind: "ConfigMap", Name: ClusterValuesConfigMap, ValuesKey: ClusterValuesKey}}
+	desired := []helmv2.ValuesReference{{Kind: "ConfigMap", Name: v1alpha1.ValuesName, ValuesKey: v1alpha1.ValuesKey}}
 	for _, tc := range []struct {
 		name    string
 		current []helmv2.ValuesReference
 		want    string
 	}{
 		{"none yet", nil, "ConfigMap"},
-		{"moved to the legacy Secret by cozystack-controller", []helmv2.ValuesReference{{Kind: "Secret", Name: ClusterValuesConfigMap, ValuesKey: ClusterValuesKey}}, "Secret"},
-		{"on the ConfigMap", []helmv2.ValuesReference{{Kind: "ConfigMap", Name: ClusterValuesConfigMap, ValuesKey: ClusterValuesKey}}, "ConfigMap"},
+		{"moved to the legacy Secret by cozystack-controller", []helmv2.ValuesReference{{Kind: "Secret", Name: v1alpha1.ValuesName, ValuesKey: v1alpha1.ValuesKey}}, "Secret"},
+		{"on the ConfigMap", []helmv2.ValuesReference{{Kind: "ConfigMap", Name: v1alpha1.ValuesName, ValuesKey: v1alpha1.ValuesKey}}, "ConfigMap"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := keepValuesSource(tc.current, desired)
-			if len(got) != 1 || got[0].Kind != tc.want || got[0].Name != ClusterValuesConfigMap {
+			if len(got) != 1 || got[0].Kind != tc.want || got[0].Name != v1alpha1.ValuesName {
 				t.Errorf("valuesFrom = %+v, want kind %s", got, tc.want)
 			}
 			if desired[0].Kind != "ConfigMap" {

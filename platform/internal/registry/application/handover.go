@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/apiserver/appkinds"
 )
 
@@ -35,7 +36,7 @@ func checkHandover(gr schema.GroupResource, k *appkinds.Kind, current, desired *
 	if from == "" || from == to || current.Annotations[AnnotationHandover] == k.Definition {
 		return nil
 	}
-	return apierrors.NewForbidden(gr, current.Labels[LabelApplicationName], fmt.Errorf(
+	return apierrors.NewForbidden(gr, current.Labels[v1alpha1.LabelApplicationName], fmt.Errorf(
 		"this %s was installed by another catalog's chart (as %s), and kind %s is now served by ApplicationDefinition %s, whose chart installs as %s: "+
 			"an application never moves to another catalog's chart by itself; it can be read and deleted meanwhile. "+
 			"A cluster administrator hands it over with: kubectl annotate helmrelease -n %s %s %s=%s",

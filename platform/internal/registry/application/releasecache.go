@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,7 +14,7 @@ import (
 )
 
 // ReleaseCache is an informer of the HelmReleases of all applications (those
-// carrying LabelApplicationKind), for reads that Kubernetes semantics let a
+// carrying v1alpha1.LabelApplicationKind), for reads that Kubernetes semantics let a
 // server answer from a cache: a list with resourceVersion "0" ("any
 // version", API concepts, "Semantics for get and list"). Consistent reads
 // (resourceVersion "") never use it. The cached HelmReleases keep no
@@ -33,11 +34,11 @@ func NewReleaseCache(c client.WithWatch) *ReleaseCache {
 	lw := &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			list := &helmv2.HelmReleaseList{}
-			err := c.List(ctx, list, client.HasLabels{LabelApplicationKind}, &client.ListOptions{Raw: &o})
+			err := c.List(ctx, list, client.HasLabels{v1alpha1.LabelApplicationKind}, &client.ListOptions{Raw: &o})
 			return list, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return c.Watch(ctx, &helmv2.HelmReleaseList{}, client.HasLabels{LabelApplicationKind}, &client.ListOptions{Raw: &o})
+			return c.Watch(ctx, &helmv2.HelmReleaseList{}, client.HasLabels{v1alpha1.LabelApplicationKind}, &client.ListOptions{Raw: &o})
 		},
 	}
 	inf := toolscache.NewSharedIndexInformer(lw, &helmv2.HelmRelease{}, 0, toolscache.Indexers{
@@ -46,7 +47,7 @@ func NewReleaseCache(c client.WithWatch) *ReleaseCache {
 			if !ok {
 				return nil, fmt.Errorf("not a HelmRelease: %T", obj)
 			}
-			kind := hr.Labels[LabelApplicationKind]
+			kind := hr.Labels[v1alpha1.LabelApplicationKind]
 			return []string{kind + "/", kind + "/" + hr.Namespace}, nil
 		},
 	})

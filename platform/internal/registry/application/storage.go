@@ -176,7 +176,7 @@ func (r *REST) key(ctx context.Context, name string) client.ObjectKey {
 // owns reports whether hr is the HelmRelease of an application of this kind.
 func (r *REST) owns(hr *helmv2.HelmRelease) bool {
 	_, ok := r.kind.ApplicationName(hr.Name)
-	return ok && hr.Labels[LabelApplicationKind] == r.kind.Kind
+	return ok && hr.Labels[v1alpha1.LabelApplicationKind] == r.kind.Kind
 }
 
 // getHelmRelease reads the HelmRelease of application name; one that is not
@@ -342,7 +342,7 @@ func (r *REST) listOptions(ctx context.Context, options *metainternalversion.Lis
 		options = &metainternalversion.ListOptions{}
 	}
 	ns, _ := genericapirequest.NamespaceFrom(ctx)
-	kindReq, err := labels.NewRequirement(LabelApplicationKind, selection.Equals, []string{r.kind.Kind})
+	kindReq, err := labels.NewRequirement(v1alpha1.LabelApplicationKind, selection.Equals, []string{r.kind.Kind})
 	if err != nil {
 		return nil, false, apierrors.NewInternalError(err)
 	}
@@ -661,11 +661,11 @@ func (r *REST) valuesKind(ns string) string {
 func keepValuesSource(current, desired []helmv2.ValuesReference) []helmv2.ValuesReference {
 	out := append([]helmv2.ValuesReference(nil), desired...)
 	for i := range out {
-		if out[i].Name != ClusterValuesConfigMap {
+		if out[i].Name != v1alpha1.ValuesName {
 			continue
 		}
 		for _, c := range current {
-			if c.Name == ClusterValuesConfigMap && (c.Kind == "Secret" || c.Kind == "ConfigMap") {
+			if c.Name == v1alpha1.ValuesName && (c.Kind == "Secret" || c.Kind == "ConfigMap") {
 				out[i].Kind = c.Kind
 			}
 		}

@@ -478,7 +478,7 @@ func TestGetNotFound(t *testing.T) {
 	chart := &helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "x", Namespace: "cozy-system"}
 	for name, lbls := range map[string]map[string]string{
 		"unlabelled": nil,
-		"redis":      {LabelApplicationKind: "Redis"},
+		"redis":      {v1alpha1.LabelApplicationKind: "Redis"},
 	} {
 		hr := &helmv2.HelmRelease{
 			ObjectMeta: metav1.ObjectMeta{Name: f.kind.HelmReleaseName(name), Namespace: f.ns, Labels: lbls},
@@ -526,7 +526,7 @@ func TestList(t *testing.T) {
 	}
 	// A HelmRelease of another kind with this kind's name prefix.
 	if err := f.c.Create(context.Background(), &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: "postgres-redis", Namespace: f.ns, Labels: map[string]string{LabelApplicationKind: "Redis"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "postgres-redis", Namespace: f.ns, Labels: map[string]string{v1alpha1.LabelApplicationKind: "Redis"}},
 		Spec:       helmv2.HelmReleaseSpec{ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "x"}, Interval: metav1.Duration{Duration: time.Minute}},
 	}); err != nil {
 		t.Fatal(err)
@@ -670,7 +670,7 @@ func TestUpdate(t *testing.T) {
 	if !hr.Spec.Suspend || hr.Status.LastAttemptedRevision != "0.4.1" || len(hr.Status.Conditions) != 1 {
 		t.Errorf("suspend=%v status=%+v: what the application does not own was lost", hr.Spec.Suspend, hr.Status)
 	}
-	if hr.Labels["team"] != "platform" || hr.Labels[LabelApplicationKind] != "Postgres" {
+	if hr.Labels["team"] != "platform" || hr.Labels[v1alpha1.LabelApplicationKind] != "Postgres" {
 		t.Errorf("labels = %v", hr.Labels)
 	}
 
@@ -892,7 +892,7 @@ func TestDeleteCollection(t *testing.T) {
 	f.create("b", `{metadata: {labels: {tier: tmp}}, spec: {}}`)
 	f.create("keep", `spec: {}`)
 	redis := &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Name: "redis-a", Namespace: f.ns, Labels: map[string]string{LabelApplicationKind: "Redis", "tier": "tmp"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "redis-a", Namespace: f.ns, Labels: map[string]string{v1alpha1.LabelApplicationKind: "Redis", "tier": "tmp"}},
 		Spec:       helmv2.HelmReleaseSpec{ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "x"}, Interval: metav1.Duration{Duration: time.Minute}},
 	}
 	if err := f.c.Create(context.Background(), redis); err != nil {
@@ -1040,7 +1040,7 @@ func TestCreateTakesValuesSourceFromNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hr.Spec.ValuesFrom; len(got) != 1 || got[0].Kind != "Secret" || got[0].Name != ClusterValuesConfigMap {
-		t.Fatalf("valuesFrom = %+v, want the legacy Secret %s", got, ClusterValuesConfigMap)
+	if got := hr.Spec.ValuesFrom; len(got) != 1 || got[0].Kind != "Secret" || got[0].Name != v1alpha1.ValuesName {
+		t.Fatalf("valuesFrom = %+v, want the legacy Secret %s", got, v1alpha1.ValuesName)
 	}
 }

@@ -69,11 +69,11 @@ func (r *REST) validateTenantNamespace(ctx context.Context, app *unstructured.Un
 		}
 	}
 	var tenants helmv2.HelmReleaseList
-	if err := r.client.List(ctx, &tenants, client.MatchingLabels{LabelApplicationKind: TenantKind}); err != nil {
+	if err := r.client.List(ctx, &tenants, client.MatchingLabels{v1alpha1.LabelApplicationKind: TenantKind}); err != nil {
 		return field.ErrorList{field.InternalError(path, fmt.Errorf("listing Tenants to keep namespaces unique: %w", err))}
 	}
 	for _, hr := range tenants.Items {
-		name := hr.Labels[LabelApplicationName]
+		name := hr.Labels[v1alpha1.LabelApplicationName]
 		if name == "" || (hr.Namespace == app.GetNamespace() && name == app.GetName()) {
 			continue
 		}
