@@ -28,6 +28,7 @@ import (
 	"cozystack.io/platform/applicationdefinitions"
 	"cozystack.io/platform/internal/apiserver/apiservertest"
 	"cozystack.io/platform/internal/controller/runner"
+	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/sdk/localcp"
 	"cozystack.io/sdk/testenv"
 )
@@ -216,7 +217,7 @@ func setupPlatform(t *testing.T, ctx context.Context) (client.Client, dynamic.In
 		return platformClient, platformDyn
 	}
 	apiservertest.Start(t, env)
-	scheme := runner.Scheme()
+	scheme := controllermanager.Scheme()
 	if err := sourcev1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}

@@ -6,38 +6,24 @@ package main
 
 import (
 	"context"
-	goflag "flag"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/klog/v2"
 
 	"cozystack.io/platform/internal/apiserver"
 	"cozystack.io/platform/internal/apiserver/appkinds"
+	"cozystack.io/platform/internal/command"
 	"cozystack.io/platform/internal/registry/application"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := newCommand().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
-	}
-}
+func main() { command.Main(newCommand()) }
 
 func newCommand() *cobra.Command {
 	o := apiserver.NewOptions()
-	cmd := &cobra.Command{
-		Use:           "cozystack-api",
-		Short:         "Serve apps.cozystack.io/v1alpha1: one kind per ApplicationDefinition, stored as HelmReleases",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
+	return command.New("cozystack-api",
+		"Serve apps.cozystack.io/v1alpha1: one kind per ApplicationDefinition, stored as HelmReleases",
+		o.AddFlags, func(ctx context.Context) error {
 			if errs := o.Recommended.Validate(); len(errs) > 0 {
 				return fmt.Errorf("invalid options: %v", errs)
 			}
@@ -50,12 +36,6 @@ func newCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return srv.Run(cmd.Context())
-		},
-	}
-	o.AddFlags(cmd.Flags())
-	logFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
-	klog.InitFlags(logFlags)
-	cmd.Flags().AddGoFlagSet(logFlags)
-	return cmd
+			return srv.Run(ctx)
+		})
 }

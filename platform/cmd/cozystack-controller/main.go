@@ -7,44 +7,18 @@ package main
 
 import (
 	"context"
-	goflag "flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 
+	"cozystack.io/platform/internal/command"
 	"cozystack.io/platform/internal/controller/runner"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := newCommand().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
-	}
-}
+func main() { command.Main(newCommand()) }
 
 func newCommand() *cobra.Command {
 	o := runner.NewOptions()
-	cmd := &cobra.Command{
-		Use:           "cozystack-controller",
-		Short:         "Project ClusterValues into every tenant namespace (contract K2), under leader election",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Args:          cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctrl.SetLogger(klog.NewKlogr())
-			return runner.Run(cmd.Context(), o)
-		},
-	}
-	o.AddFlags(cmd.Flags())
-	logFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
-	klog.InitFlags(logFlags)
-	cmd.Flags().AddGoFlagSet(logFlags)
-	return cmd
+	return command.New("cozystack-controller",
+		"Project ClusterValues into every tenant namespace (contract K2), under leader election",
+		o.AddFlags, func(ctx context.Context) error { return runner.Run(ctx, o) })
 }

@@ -9,47 +9,18 @@ package main
 
 import (
 	"context"
-	goflag "flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
 
+	"cozystack.io/platform/internal/command"
 	"cozystack.io/platform/internal/operator"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := newCommand().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
-	}
-}
+func main() { command.Main(newCommand()) }
 
 func newCommand() *cobra.Command {
 	o := operator.NewOptions()
-	cmd := &cobra.Command{
-		Use:           "cozystack-operator",
-		Short:         "Pull catalogs (PackageSource), serve their charts to Flux and install them (Package)",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Args:          cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := o.Platform(); err != nil {
-				return err
-			}
-			ctrl.SetLogger(klog.NewKlogr())
-			return operator.Run(cmd.Context(), o)
-		},
-	}
-	o.AddFlags(cmd.Flags())
-	logFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
-	klog.InitFlags(logFlags)
-	cmd.Flags().AddGoFlagSet(logFlags)
-	return cmd
+	return command.New("cozystack-operator",
+		"Pull catalogs (PackageSource), serve their charts to Flux and install them (Package)",
+		o.AddFlags, func(ctx context.Context) error { return operator.Run(ctx, o) })
 }

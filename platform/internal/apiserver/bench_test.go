@@ -25,6 +25,7 @@ import (
 
 	"cozystack.io/platform/internal/adfixtures"
 	"cozystack.io/platform/internal/apiserver"
+	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/sdk/localcp"
 	"cozystack.io/sdk/testenv"
 )
@@ -62,7 +63,7 @@ func serverProcessOf(b *testing.B, pkg string) int {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: apiserver.BackendScheme()})
+	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: controllermanager.Scheme()})
 	if err != nil {
 		b.Fatal(err)
 	}

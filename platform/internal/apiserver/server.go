@@ -17,10 +17,7 @@ import (
 	"os"
 	"strings"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -29,7 +26,6 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	basecompatibility "k8s.io/component-base/compatibility"
@@ -40,10 +36,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/apiserver/adwatcher"
 	"cozystack.io/platform/internal/apiserver/appkinds"
 	"cozystack.io/platform/internal/apiserver/frontproxy"
+	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/platform/internal/install"
 	"cozystack.io/platform/internal/registry/application"
 	"cozystack.io/platform/internal/stackgrow"
@@ -125,16 +121,6 @@ func (o *Options) BackendKubeconfig() string {
 	return o.Kubeconfig
 }
 
-// BackendScheme knows the kinds the server reads and writes in kube-apiserver.
-func BackendScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(helmv2.AddToScheme(s))
-	utilruntime.Must(v1alpha1.AddToScheme(s))
-	utilruntime.Must(apiregistrationv1.AddToScheme(s))
-	return s
-}
-
 // Server is a configured cozystack-api.
 type Server struct {
 	Generic         *genericapiserver.GenericAPIServer
@@ -200,7 +186,7 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 			return nil, err
 		}
 	}
-	scheme := BackendScheme()
+	scheme := controllermanager.Scheme()
 	c, err := client.NewWithWatch(backend, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
 	"cozystack.io/contracts/artifact/build"
-	"cozystack.io/platform/internal/operator"
+	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/platform/internal/operator/names"
 	"cozystack.io/sdk/testenv"
 )
@@ -47,7 +47,7 @@ func ctxT(t *testing.T) context.Context {
 func k(t *testing.T) client.Client {
 	t.Helper()
 	testenv.Need(t, env) // skips under -short, where no control plane runs
-	c, err := client.New(env.Config, client.Options{Scheme: operator.Scheme()})
+	c, err := client.New(env.Config, client.Options{Scheme: controllermanager.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}

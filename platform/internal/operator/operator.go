@@ -25,23 +25,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
 	"cozystack.io/contracts/schemas"
-	"cozystack.io/platform/internal/health"
-	"cozystack.io/platform/internal/install"
-	"cozystack.io/platform/internal/kubeconfig"
+	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/platform/internal/operator/artifactserver"
 	"cozystack.io/platform/internal/operator/packagereconciler"
 	"cozystack.io/platform/internal/operator/packagesourcereconciler"
@@ -52,18 +45,7 @@ import (
 
 // Options are the command-line options of cozystack-operator.
 type Options struct {
-	// Kubeconfig is the kubeconfig file; empty means in-cluster (or
-	// $KUBECONFIG).
-	Kubeconfig string
-	// LeaderElect runs the reconcilers only in the replica holding the
-	// Lease LeaderElectionID in LeaderElectionNamespace.
-	LeaderElect             bool
-	LeaderElectionNamespace string
-	LeaderElectionID        string
-	// MetricsBindAddress and HealthProbeBindAddress serve /metrics and
-	// /healthz, /readyz ("0" disables each); loopback by default.
-	MetricsBindAddress     string
-	HealthProbeBindAddress string
+	controllermanager.Options
 	// ArtifactBindAddress is where the artifact server listens (port 0
 	// picks a free one); ArtifactURLBase is the URL helm-controller
 	// downloads charts from, default http://<the bound address>.
@@ -76,19 +58,10 @@ type Options struct {
 	// checked against (K3).
 	PlatformVersion string
 	Properties      []string
-	// InstallCRDs applies the cozystack.io CRDs and creates
-	// LeaderElectionNamespace (cozy-system) at start, for a bare cluster
-	// such as the local control plane; a platform install ships them.
-	InstallCRDs bool
 	// DisableWait installs and upgrades releases without waiting for their
 	// workloads to become ready: for a cluster that runs no pods, such as
 	// the local control plane, where a Deployment never becomes Available.
 	DisableWait bool
-	// QPS and Burst bound the requests to kube-apiserver.
-	QPS   float32
-	Burst int
-	// SkipNameValidation allows more than one manager per process (tests).
-	SkipNameValidation bool
 }
 
 // NewOptions returns the defaults: leader election on, every endpoint on
@@ -99,36 +72,22 @@ func NewOptions() *Options {
 		dir = filepath.Join(d, "cozystack-operator")
 	}
 	return &Options{
-		LeaderElect:             true,
-		LeaderElectionNamespace: v1alpha1.SystemNamespace,
-		LeaderElectionID:        "cozystack-operator.cozystack.io",
-		MetricsBindAddress:      "127.0.0.1:8180",
-		HealthProbeBindAddress:  "127.0.0.1:8181",
-		ArtifactBindAddress:     "127.0.0.1:0",
-		StorageDir:              dir,
-		PlatformVersion:         version.Get(),
-		QPS:                     50,
-		Burst:                   100,
+		Options:             controllermanager.NewOptions("cozystack-operator.cozystack.io", "127.0.0.1:8180", "127.0.0.1:8181", 50, 100),
+		ArtifactBindAddress: "127.0.0.1:0",
+		StorageDir:          dir,
+		PlatformVersion:     version.Get(),
 	}
 }
 
 // AddFlags registers the options on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file (default: in-cluster, or $KUBECONFIG)")
-	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "run the reconcilers only while holding the leader election Lease")
-	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease")
-	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID, "name of the leader election Lease")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of the Prometheus /metrics endpoint (\"0\" disables it)")
-	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz (\"0\" disables them)")
+	o.Options.AddFlags(fs)
 	fs.StringVar(&o.ArtifactBindAddress, "artifact-bind-address", o.ArtifactBindAddress, "address the chart artifact server listens on (port 0: a free port)")
 	fs.StringVar(&o.ArtifactURLBase, "artifact-url-base", o.ArtifactURLBase, "URL helm-controller downloads charts from, e.g. http://cozystack-operator.cozy-system.svc:8090 (default: http://<artifact-bind-address as bound>)")
 	fs.StringVar(&o.StorageDir, "storage-dir", o.StorageDir, "OCI image-layout directory holding the pulled, verified artifacts (the last good revision of each PackageSource); charts being pulled are staged in its staging/ subdirectory")
 	fs.StringVar(&o.PlatformVersion, "platform-version", o.PlatformVersion, "platform version (SemVer) catalogs' minPlatformVersion is compared with")
 	fs.StringSliceVar(&o.Properties, "properties", o.Properties, "K3 properties this platform provides, comma-separated, e.g. network.stableVMAddress")
-	fs.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs, "apply the cozystack.io CRDs and create the leader election namespace at start (bare clusters, e.g. the local control plane)")
 	fs.BoolVar(&o.DisableWait, "disable-wait", o.DisableWait, "install and upgrade releases without waiting for their workloads to be ready (clusters that run no pods, e.g. the local control plane)")
-	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "queries per second to kube-apiserver")
-	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to kube-apiserver")
 }
 
 // Platform returns what catalogs are checked against, validated: a SemVer
@@ -160,16 +119,6 @@ func (o *Options) Platform() (requirements.Platform, error) {
 	return p, nil
 }
 
-// Scheme knows every kind the operator reads or writes.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(v1alpha1.AddToScheme(s))
-	utilruntime.Must(helmv2.AddToScheme(s))
-	utilruntime.Must(sourcev1.AddToScheme(s))
-	return s
-}
-
 // CacheOptions limit the manager's informers to the objects the operator
 // created (labelled v1alpha1.LabelManagedBy), so a cluster's other
 // ConfigMaps, ServiceAccounts, RBAC and HelmReleases are never held in
@@ -191,12 +140,6 @@ func CacheOptions() cache.Options {
 	}}
 }
 
-// RESTConfig loads the kubeconfig of o (kubeconfig.Load: found as
-// controller-runtime does when empty) with o's QPS and burst.
-func (o *Options) RESTConfig() (*rest.Config, error) {
-	return kubeconfig.Load(o.Kubeconfig, o.QPS, o.Burst)
-}
-
 // Operator is a built, not yet started, cozystack-operator.
 type Operator struct {
 	Manager manager.Manager
@@ -213,10 +156,8 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (*Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.InstallCRDs {
-		if err := install.CRDs(ctx, cfg, o.LeaderElectionNamespace); err != nil {
-			return nil, err
-		}
+	if err := o.Prepare(ctx, cfg); err != nil {
+		return nil, err
 	}
 	st, err := store.Open(o.StorageDir, artifact.PullOptions{})
 	if err != nil {
@@ -226,18 +167,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (*Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	mo := ctrl.Options{
-		Scheme:                        Scheme(),
-		Cache:                         CacheOptions(),
-		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
-		HealthProbeBindAddress:        o.HealthProbeBindAddress,
-		LeaderElection:                o.LeaderElect,
-		LeaderElectionNamespace:       o.LeaderElectionNamespace,
-		LeaderElectionID:              o.LeaderElectionID,
-		LeaderElectionReleaseOnCancel: true,
-		Controller:                    config.Controller{SkipNameValidation: &o.SkipNameValidation},
-	}
-	mgr, err := ctrl.NewManager(cfg, mo)
+	mgr, err := controllermanager.New(cfg, &o.Options, CacheOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -255,14 +185,15 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (*Operator, error) {
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the Package reconciler: %w", err)
 	}
-	if err := health.AddChecks(mgr); err != nil {
-		return nil, err
-	}
 	return &Operator{Manager: mgr, Server: srv, Store: st}, nil
 }
 
 // Run builds the operator from o and runs it until ctx ends.
 func Run(ctx context.Context, o *Options) error {
+	// Refused before connecting: a typo in a flag is not a cluster error.
+	if _, err := o.Platform(); err != nil {
+		return err
+	}
 	cfg, err := o.RESTConfig()
 	if err != nil {
 		return err

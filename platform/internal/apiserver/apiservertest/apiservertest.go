@@ -21,6 +21,7 @@ import (
 	"cozystack.io/contracts/crds"
 	"cozystack.io/platform/internal/apiserver"
 	"cozystack.io/platform/internal/apiserver/appkinds"
+	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/platform/internal/registry/application"
 	"cozystack.io/sdk/localcp"
 	"cozystack.io/sdk/testenv"
@@ -52,7 +53,7 @@ func Start(tb testing.TB, env *testenv.Env) client.WithWatch {
 	if err := localcp.ApplyCRDs(ctx, env.Config, crd); err != nil {
 		tb.Fatal(err)
 	}
-	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: apiserver.BackendScheme()})
+	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: controllermanager.Scheme()})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/schemas"
 	"cozystack.io/platform/internal/controller/runner"
+	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/sdk/testenv"
 )
 
@@ -52,7 +53,7 @@ func need(t testing.TB) {
 	testenv.Need(t, env)
 	if c == nil {
 		var err error
-		scheme := runner.Scheme()
+		scheme := controllermanager.Scheme()
 		if err := sourcev1.AddToScheme(scheme); err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,7 @@ import (
 	"cozystack.io/contracts/artifact"
 	"cozystack.io/contracts/artifact/artifacttest"
 	"cozystack.io/contracts/artifact/build"
-	"cozystack.io/platform/internal/operator"
+	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/sdk/testenv"
 )
 
@@ -335,7 +335,7 @@ func createSource(ctx context.Context, t *testing.T, op *process, ps *v1alpha1.P
 		op.exited(t)
 		// A new client each time: the kind appears when the CRD does.
 		var err error
-		if c, err = client.New(env.Config, client.Options{Scheme: operator.Scheme()}); err != nil {
+		if c, err = client.New(env.Config, client.Options{Scheme: controllermanager.Scheme()}); err != nil {
 			return false, err
 		}
 		last = c.Create(ctx, ps)

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"regexp"
 
-	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
 // ReasonConflict is the reason of an application's Ready condition when

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 
-	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
 // ReleaseCache is an informer of the HelmReleases of all applications (those

@@ -18,8 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/storage/names"
 
-	operatornames "cozystack.io/platform/internal/operator/names"
 	"k8s.io/apiserver/pkg/warning"
+
+	operatornames "cozystack.io/platform/internal/operator/names"
 )
 
 var (
