@@ -318,7 +318,7 @@ func checkPrefixes(ads []*ad) []Finding {
 				}
 			}
 			out = append(out, a.finding("K1-release-prefix", Warning, segs,
-				fmt.Sprintf("the prefix is empty: the HelmRelease of a %s object is named after the object alone, so it collides with that of any kind in the namespace whose <prefix><name> is the same (%s; the second is refused)", a.label(), example),
+				fmt.Sprintf("the prefix is empty: the HelmRelease of %s %s object is named after the object alone, so it collides with that of any kind in the namespace whose <prefix><name> is the same (%s; the second is refused)", article(a.label()), a.label(), example),
 				fmt.Sprintf("give the kind its own prefix, e.g. %q", strings.ToLower(a.def.Spec.Application.Singular)+"-")))
 			continue
 		}

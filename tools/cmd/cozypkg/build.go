@@ -12,7 +12,8 @@ import (
 )
 
 func newBuild() *cobra.Command {
-	var layout, tag, format string
+	var layout, tag string
+	var format *output
 	c := &cobra.Command{
 		Use:   "build <catalog-dir>",
 		Short: "Build a catalog directory into an OCI image-layout directory",
@@ -22,10 +23,11 @@ the libraries they depend on vendored in, adds each file of applicationdefinitio
 platform will: a bad one stops the build, naming the file and field), and writes
 the artifact (README.md in cozystack.io/contracts/artifact) into an OCI
 image-layout directory, tagged with the catalog version unless --tag says
-otherwise. Building the same directory again gives the same digest.`,
+otherwise. Building the same directory again gives the same digest. A symbolic
+link in what the build reads whose target is missing stops it, naming the link.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
+			if err := checkCatalogLinks(args[0]); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -51,11 +53,11 @@ otherwise. Building the same directory again gives the same digest.`,
 			if err != nil {
 				return err
 			}
-			return newResult(layout+":"+res.Tag, a).print(cmd.OutOrStdout(), format, "Built")
+			return newResult(layout+":"+res.Tag, a).print(cmd.OutOrStdout(), *format, "Built")
 		},
 	}
 	c.Flags().StringVar(&layout, "oci-layout", "", "OCI image-layout directory to write (default dist/<catalog name>)")
 	c.Flags().StringVar(&tag, "tag", "", "tag of the artifact (default the catalog version)")
-	c.Flags().StringVarP(&format, "output", "o", "", "print a summary as json or yaml instead of text")
+	format = addOutput(c, "the reference and digest (table), or also every chart and definition file (json, yaml)")
 	return c
 }

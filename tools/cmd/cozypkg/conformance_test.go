@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func copyCatalog(t *testing.T, rel, old, new string) string {
 
 func TestConformanceDirectoryPasses(t *testing.T) {
 	stdout, _ := mustRun(t, "conformance", conformanceCatalog, "--platform-version", "0.1.0")
-	for _, want := range []string{"Catalog:  demo 0.2.0", "Platform: 0.1.0 (contracts v1alpha1, sha256:", "PASS: 0 error(s), 0 warning(s)"} {
+	for _, want := range []string{"Catalog:  demo 0.2.0", "Platform: 0.1.0 (contracts v1alpha1, sha256:", "Checked:  2 charts, 1 ApplicationDefinition in " + conformanceCatalog + "\n", "PASS: 0 error(s), 0 warning(s)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout has no %q:\n%s", want, stdout)
 		}
@@ -146,16 +147,77 @@ func TestConformanceRegistry(t *testing.T) {
 }
 
 // --ads checks ApplicationDefinitions on their own: the upstream ones give
-// warnings only, so the command succeeds.
+// warnings only, so the command succeeds, and says how many it checked.
 func TestConformanceADs(t *testing.T) {
 	files := testenv.UpstreamADs(t)
-	stdout, _ := mustRun(t, "conformance", "--ads", filepath.Dir(files[0]), "--platform-version", "0.1.0", "-o", "json")
-	var r conformance.Report
+	dir := filepath.Dir(files[0])
+	stdout, _ := mustRun(t, "conformance", "--ads", dir, "--platform-version", "0.1.0", "-o", "json")
+	var r conformanceReport
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.Findings) == 0 || !r.Passed() {
 		t.Errorf("%d findings, passed %v: want warnings only", len(r.Findings), r.Passed())
+	}
+	if len(r.Checked) != 1 || r.Checked[0].Input != dir || r.Checked[0].ApplicationDefinitions != 25 || r.Checked[0].Charts != nil {
+		t.Errorf("checked %+v, want 25 ApplicationDefinitions in %s", r.Checked, dir)
+	}
+}
+
+// With several inputs, each is named with what it held, in the table and
+// in JSON; findings name the files as given.
+func TestConformanceADsInputs(t *testing.T) {
+	files := testenv.UpstreamADs(t)
+	info := filepath.Join(filepath.Dir(files[0]), "info.yaml")
+	demo := filepath.Join(conformanceCatalog, "applicationdefinitions")
+	stdout, _ := mustRun(t, "conformance", "--ads", info, demo, "--platform-version", "0.1.0")
+	for _, want := range []string{
+		"Catalog:  " + info + ", " + demo + "\n",
+		"Checked:  1 ApplicationDefinition in " + info + "\n          1 ApplicationDefinition in " + demo + "\nSkipped:  catalog, K2, K4, K5 and LIVE-* rules: --ads checks ApplicationDefinitions alone (K1, K6)\n",
+		info + ":13 spec.release.prefix",
+		"the HelmRelease of an Info object",
+		"PASS: 0 error(s), 1 warning(s)",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout has no %q:\n%s", want, stdout)
+		}
+	}
+	stdout, _ = mustRun(t, "conformance", "--ads", info, demo, "--platform-version", "0.1.0", "-o", "yaml")
+	var r conformanceReport
+	if err := yaml.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	want := []checked{{Input: info, ApplicationDefinitions: 1}, {Input: demo, ApplicationDefinitions: 1}}
+	if !reflect.DeepEqual(r.Checked, want) {
+		t.Errorf("checked %+v, want %+v", r.Checked, want)
+	}
+}
+
+// An --ads input holding no ApplicationDefinition fails, saying why: a run
+// that checked nothing does not pass.
+func TestConformanceADsNothingToCheck(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"other/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\n---\napiVersion: v1\nkind: Service\n",
+		"empty/empty.yaml":  "# nothing\n",
+	})
+	demo := filepath.Join(conformanceCatalog, "applicationdefinitions")
+	for _, tc := range []struct {
+		name   string
+		inputs []string
+		want   string
+	}{
+		{"no YAML file", []string{filepath.Join(conformanceCatalog, "charts")}, "0 ApplicationDefinitions found in " + filepath.Join(conformanceCatalog, "charts") + ": no .yaml or .yml file in it (subdirectories are not read)"},
+		{"other API groups", []string{filepath.Join(dir, "other")}, "0 ApplicationDefinitions found in " + filepath.Join(dir, "other") + ": 1 file with 2 YAML documents, none of API group cozystack.io"},
+		{"an empty file", []string{filepath.Join(dir, "empty", "empty.yaml")}, "0 ApplicationDefinitions found in " + filepath.Join(dir, "empty", "empty.yaml") + ": 1 file without a YAML document"},
+		{"the second of two", []string{demo, filepath.Join(dir, "other", "deploy.yaml")}, "0 ApplicationDefinitions found in " + filepath.Join(dir, "other", "deploy.yaml") + ":"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := runExit(t, "", append([]string{"conformance", "--ads", "--platform-version", "0.1.0"}, tc.inputs...)...)
+			if code != exitFailed || !strings.Contains(stderr, tc.want) || stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, stdout, stderr, tc.want)
+			}
+		})
 	}
 }
 
@@ -165,27 +227,5 @@ func TestConformanceLiveNeedsThePlatform(t *testing.T) {
 	_, _, err := run(t, "", "conformance", conformanceCatalog, "--platform-version", "0.1.0", "--live", "--kubeconfig", env.Kubeconfig)
 	if err == nil || !strings.Contains(err.Error(), "serves no ApplicationDefinitions") {
 		t.Fatalf("err = %v, want the missing ApplicationDefinition API named", err)
-	}
-}
-
-func TestConformanceErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"no platform version", []string{"conformance", conformanceCatalog}, "--platform-version is required"},
-		{"unknown platform version", []string{"conformance", conformanceCatalog, "--platform-version", "9.9.0"}, "no contract version is known for the release line 9.9"},
-		{"not a catalog", []string{"conformance", t.TempDir(), "--platform-version", "0.1.0"}, "neither a catalog directory"},
-		{"two catalogs", []string{"conformance", conformanceCatalog, conformanceCatalog, "--platform-version", "0.1.0"}, "give one catalog"},
-		{"live with --ads", []string{"conformance", "--ads", conformanceCatalog + "/applicationdefinitions", "--live", "--platform-version", "0.1.0"}, "--live and --previous need a catalog"},
-		{"bad output", []string{"conformance", conformanceCatalog, "--platform-version", "0.1.0", "-o", "xml"}, `-o "xml"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := run(t, "", tc.args...)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
-			}
-		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -187,7 +188,21 @@ func TestPushLayout(t *testing.T) {
 	}
 }
 
-func TestCommandErrors(t *testing.T) {
+// runExit executes cozypkg with args as main does, and returns its stdout,
+// stderr and exit status.
+func runExit(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := execute(ctx, args, strings.NewReader(stdin), &stdout, &stderr)
+	return stdout.String(), stderr.String(), code
+}
+
+// Every command exits 2 on a usage error, 1 on a finding, a refusal or an
+// operational failure, 0 on success (exitStatuses), and says why on
+// stderr.
+func TestExitCodes(t *testing.T) {
 	twoTags := filepath.Join(t.TempDir(), "two")
 	mustRun(t, "build", testCatalog, "--oci-layout", twoTags, "--tag", "a")
 	mustRun(t, "build", testCatalog, "--oci-layout", twoTags, "--tag", "b")
@@ -198,26 +213,81 @@ func TestCommandErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(broken, "catalog.yaml"), []byte("apiVersion: cozystack.io/v1alpha1\nkind: Catalog\nname: demo\nversion: 1.0.0\nminPlatformVersion: 0.1.0\nvariants: []\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	failing := copyCatalog(t, "catalog.yaml", "minPlatformVersion: 0.1.0", "minPlatformVersion: 0.2.0")
+	lib := newLibFixture(t)
+	tampered := lib.vendored(t)
+	if err := os.WriteFile(filepath.Join(tampered, "charts", "tlib-1.0.0.tgz"), []byte("not the library"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unreachable := "127.0.0.1:1/catalogs/demo"
 	for _, tc := range []struct {
 		name  string
 		stdin string
 		args  []string
-		want  string
+		code  int
+		want  string // in stderr
 	}{
-		{"unknown output format", "", []string{"build", testCatalog, "-o", "xml"}, `-o "xml": use json or yaml`},
-		{"invalid catalog", "", []string{"build", broken, "--oci-layout", t.TempDir()}, "variants: Required value"},
-		{"push to a digest", "", []string{"push", testCatalog, "127.0.0.1:1/x@sha256:" + strings.Repeat("a", 64)}, "push to a tag, not a digest"},
-		{"bad reference", "", []string{"push", testCatalog, "not a reference"}, "want host[:port]/repository[:tag|@digest]"},
-		{"neither catalog nor layout", "", []string{"push", t.TempDir(), "127.0.0.1:1/x:1"}, "neither a catalog directory"},
-		{"layout with two tags", "", []string{"push", twoTags, "127.0.0.1:1/x:1"}, "the layout has the tags a, b: choose one with --source-tag"},
-		{"password without user", "secret\n", []string{"push", testCatalog, "127.0.0.1:1/x:1", "--password-stdin"}, "--password-stdin needs --username"},
-		{"missing arguments", "", []string{"push", testCatalog}, "accepts 2 arg(s)"},
+		{"help", "", []string{"--help"}, 0, ""},
+		{"help on a command", "", []string{"help", "build"}, 0, ""},
+		{"build", "", []string{"build", testCatalog, "--oci-layout", t.TempDir()}, 0, ""},
+		{"conformance passes", "", []string{"conformance", conformanceCatalog, "--platform-version", "0.1.0"}, 0, ""},
+		{"package", "", []string{"package", lib.dir, "-d", t.TempDir()}, 0, ""},
+		{"vendor-lib --check", "", []string{"vendor-lib", lib.archive, lib.vendored(t), "--check"}, 0, ""},
+
+		{"no command", "", nil, 2, "give a command: build, conformance, package, push, push-lib, vendor-lib"},
+		{"unknown command", "", []string{"biuld"}, 2, `unknown command "biuld" (did you mean build?)`},
+		{"unknown help topic", "", []string{"help", "biuld"}, 2, `unknown help topic "biuld"`},
+		{"unknown flag", "", []string{"build", testCatalog, "--nope"}, 2, "cozypkg build: unknown flag: --nope"},
+		{"unknown output format", "", []string{"build", testCatalog, "-o", "xml"}, 2, `invalid argument "xml" for "-o, --output" flag: the accepted values are table, json and yaml`},
+		{"missing argument", "", []string{"build"}, 2, "cozypkg build: accepts 1 arg(s), received 0 (usage: cozypkg build <catalog-dir> [flags])"},
+		{"extra argument", "", []string{"package", lib.dir, lib.dir}, 2, "accepts 1 arg(s), received 2"},
+		{"push: missing argument", "", []string{"push", testCatalog}, 2, "accepts 2 arg(s)"},
+		{"push to a digest", "", []string{"push", testCatalog, "127.0.0.1:1/x@sha256:" + strings.Repeat("a", 64)}, 2, "push to a tag, not a digest"},
+		{"push: bad reference", "", []string{"push", testCatalog, "not a reference"}, 2, "want host[:port]/repository[:tag|@digest]"},
+		{"push: password without user", "secret\n", []string{"push", testCatalog, "127.0.0.1:1/x:1", "--password-stdin"}, 2, "--password-stdin needs --username"},
+		{"push-lib: a tag", "", []string{"push-lib", lib.archive, "127.0.0.1:1/charts/tlib:1.0.0"}, 2, "name the repository only"},
+		{"vendor-lib: missing argument", "", []string{"vendor-lib", lib.archive}, 2, "requires at least 2 arg(s)"},
+		{"conformance: no platform version", "", []string{"conformance", conformanceCatalog}, 2, "--platform-version is required"},
+		{"conformance: unknown platform version", "", []string{"conformance", conformanceCatalog, "--platform-version", "9.9.0"}, 2, "no contract version is known for the release line 9.9"},
+		{"conformance: two catalogs", "", []string{"conformance", conformanceCatalog, conformanceCatalog, "--platform-version", "0.1.0"}, 2, "give one catalog"},
+		{"conformance: --ads with --live", "", []string{"conformance", "--ads", conformanceCatalog + "/applicationdefinitions", "--live", "--platform-version", "0.1.0"}, 2, "--live and --previous need a catalog"},
+		{"conformance: bad output", "", []string{"conformance", conformanceCatalog, "--platform-version", "0.1.0", "-o", "xml"}, 2, "the accepted values are table, json and yaml"},
+
+		{"build: invalid catalog", "", []string{"build", broken, "--oci-layout", t.TempDir()}, 1, "variants: Required value"},
+		{"push: neither catalog nor layout", "", []string{"push", t.TempDir(), "127.0.0.1:1/x:1"}, 1, "neither a catalog directory"},
+		{"push: layout with two tags", "", []string{"push", twoTags, "127.0.0.1:1/x:1"}, 1, "the layout has the tags a, b: choose one with --source-tag"},
+		{"push: registry unreachable", "", []string{"push", testCatalog, unreachable, "--plain-http"}, 1, "push to " + unreachable},
+		{"push-lib: registry unreachable", "", []string{"push-lib", lib.archive, "127.0.0.1:1/charts/tlib", "--plain-http"}, 1, "connection refused"},
+		{"vendor-lib: copy differs", "", []string{"vendor-lib", lib.archive, tampered, "--check"}, 1, "differs from the packaged library"},
+		{"vendor-lib: no dependent", "", []string{"vendor-lib", lib.archive, t.TempDir()}, 1, "depends on tlib"},
+		{"package: not a chart", "", []string{"package", t.TempDir()}, 1, "Chart.yaml"},
+		{"conformance: a finding", "", []string{"conformance", failing, "--platform-version", "0.1.0"}, 1, "does not conform to the contracts of platform 0.1.0: 1 error(s)"},
+		{"conformance: not a catalog", "", []string{"conformance", t.TempDir(), "--platform-version", "0.1.0"}, 1, "neither a catalog directory"},
+		{"conformance: nothing to check", "", []string{"conformance", "--ads", conformanceCatalog + "/charts", "--platform-version", "0.1.0"}, 1, "0 ApplicationDefinitions found in " + conformanceCatalog + "/charts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := run(t, tc.stdin, tc.args...)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			_, stderr, code := runExit(t, tc.stdin, tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.want) {
+				t.Errorf("cozypkg %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), code, stderr, tc.code, tc.want)
+			}
+			if code != 0 && !strings.HasPrefix(stderr, "error: ") && !strings.Contains(stderr, "\nerror: ") {
+				t.Errorf("stderr %q has no error line", stderr)
 			}
 		})
+	}
+}
+
+// cozypkg --help lists every exit status with its meaning (the table
+// README.md repeats: TestREADME).
+func TestHelpListsExitStatuses(t *testing.T) {
+	stdout, _, code := runExit(t, "", "--help")
+	if code != 0 {
+		t.Fatalf("--help exited %d", code)
+	}
+	help := strings.Join(strings.Fields(stdout), " ")
+	for _, s := range exitStatuses {
+		if want := fmt.Sprintf("%d %s", s.Code, s.Meaning); !strings.Contains(help, want) {
+			t.Errorf("--help has no %q:\n%s", want, stdout)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +21,8 @@ import (
 
 func newPush() *cobra.Command {
 	var plainHTTP, passwordStdin bool
-	var sourceTag, username, format string
+	var sourceTag, username string
+	var format *output
 	c := &cobra.Command{
 		Use:   "push <catalog-dir|oci-layout-dir> <host/repository[:tag]>",
 		Short: "Publish a catalog to an OCI registry",
@@ -35,15 +35,19 @@ layout the source tag is --source-tag, else the destination's tag if the layout
 has it, else the layout's only tag.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
-				return err
-			}
 			ctx := cmd.Context()
 			opts := artifact.RemoteOptions{PlainHTTP: plainHTTP}
+			if passwordStdin && username == "" {
+				return usagef("--password-stdin needs --username")
+			}
+			if strings.Contains(args[1], "@") {
+				return usagef("%s: push to a tag, not a digest: the digest is the artifact's own", args[1])
+			}
+			// A bad reference is a usage error, found before the password is read.
+			if _, _, err := artifact.NewRepository(args[1], opts); err != nil {
+				return &usageError{err}
+			}
 			if passwordStdin {
-				if username == "" {
-					return errors.New("--password-stdin needs --username")
-				}
 				password, err := io.ReadAll(cmd.InOrStdin())
 				if err != nil {
 					return err
@@ -53,9 +57,6 @@ has it, else the layout's only tag.`,
 			repo, dstTag, err := artifact.NewRepository(args[1], opts)
 			if err != nil {
 				return err
-			}
-			if strings.Contains(args[1], "@") {
-				return fmt.Errorf("%s: push to a tag, not a digest: the digest is the artifact's own", args[1])
 			}
 			src, srcTag, err := openSource(ctx, args[0], dstTag, sourceTag)
 			if err != nil {
@@ -73,14 +74,14 @@ has it, else the layout's only tag.`,
 				return fmt.Errorf("push to %s: %w", repo.Reference.Registry+"/"+repo.Reference.Repository, err)
 			}
 			reference := repo.Reference.Registry + "/" + repo.Reference.Repository + ":" + dstTag
-			return newResult(reference, a).print(cmd.OutOrStdout(), format, "Pushed")
+			return newResult(reference, a).print(cmd.OutOrStdout(), *format, "Pushed")
 		},
 	}
 	c.Flags().BoolVar(&plainHTTP, "plain-http", false, "use HTTP instead of HTTPS (loopback and test registries)")
 	c.Flags().StringVar(&sourceTag, "source-tag", "", "tag to push from an OCI layout")
 	c.Flags().StringVarP(&username, "username", "u", "", "registry user name")
 	c.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the registry password from stdin")
-	c.Flags().StringVarP(&format, "output", "o", "", "print a summary as json or yaml instead of text")
+	format = addOutput(c, "the reference and digest (table), or also every chart and definition file (json, yaml)")
 	return c
 }
 
@@ -88,7 +89,13 @@ has it, else the layout's only tag.`,
 // (built in memory, tagged dstTag or its version) or an OCI layout, and
 // the tag to push from it.
 func openSource(ctx context.Context, path, dstTag, sourceTag string) (oras.ReadOnlyTarget, string, error) {
-	if _, err := os.Stat(filepath.Join(path, artifact.CatalogFile)); err == nil {
+	if err := checkLinks(path); err != nil {
+		return nil, "", err
+	}
+	if exists(filepath.Join(path, artifact.CatalogFile)) {
+		if err := checkCatalogLinks(path); err != nil {
+			return nil, "", err
+		}
 		staged := memory.New()
 		res, err := build.Build(ctx, path, staged, build.Options{Tag: dstTag})
 		if err != nil {
@@ -96,8 +103,11 @@ func openSource(ctx context.Context, path, dstTag, sourceTag string) (oras.ReadO
 		}
 		return staged, res.Tag, nil
 	}
-	if _, err := os.Stat(filepath.Join(path, "oci-layout")); err != nil {
+	if !exists(filepath.Join(path, "oci-layout")) {
 		return nil, "", fmt.Errorf("%s is neither a catalog directory (no %s) nor an OCI image layout (no oci-layout)", path, artifact.CatalogFile)
+	}
+	if err := checkLinks(path, path); err != nil {
+		return nil, "", err
 	}
 	store, err := oci.NewFromFS(ctx, os.DirFS(path))
 	if err != nil {

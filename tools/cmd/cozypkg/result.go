@@ -1,16 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-
-	"sigs.k8s.io/yaml"
 
 	"cozystack.io/contracts/artifact"
 )
 
-// result is the summary -o json|yaml prints.
+// result is what build and push print: with -o json|yaml all of it, as a
+// table the reference and the digest.
 type result struct {
 	// Reference is where the artifact now is: "<layout dir>:<tag>" or
 	// "<host>/<repository>:<tag>".
@@ -69,34 +67,11 @@ func newResult(reference string, a *artifact.Artifact) result {
 	return r
 }
 
-// checkFormat rejects an unknown -o before any work is done.
-func checkFormat(format string) error {
-	switch format {
-	case "", "text", "json", "yaml":
-		return nil
-	}
-	return fmt.Errorf("-o %q: use json or yaml (or leave it out for text)", format)
-}
-
-// print writes r in format; text is "<verb> <reference>" and the digest.
-func (r result) print(w io.Writer, format, verb string) error {
-	switch format {
-	case "json":
-		data, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(data))
-		return err
-	case "yaml":
-		data, err := yaml.Marshal(r)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
-	default:
+// print writes r in format; the table is "<verb> <reference>" and the
+// digest.
+func (r result) print(w io.Writer, format output, verb string) error {
+	return format.write(w, r, func(w io.Writer) error {
 		_, err := fmt.Fprintf(w, "%s %s\nDigest: %s\n", verb, r.Reference, r.Digest)
 		return err
-	}
+	})
 }

@@ -8,7 +8,8 @@
 //	                                             every top-level directory is a module
 //
 // Exit status: 0 when no edge is forbidden, 1 when one is, 2 on a usage or
-// configuration error (and 3 when the tree cannot be read).
+// configuration error (a module path that matches nothing in the tree among
+// them), and 3 when the tree cannot be read.
 package main
 
 import (
@@ -75,15 +76,21 @@ func newCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Find the edges between the modules of a tree and fail on a forbidden one",
 		Long: `Finds every edge between the modules of a tree and judges it against
 boundaries.yaml at the root (or --config). Rules: go-import, go-parse,
-helm-include, unknown-include, helm-lookup, helm-capabilities,
-chart-dependency, crd-kind, template-parse.
+helm-include, unknown-include, dynamic-include, helm-lookup,
+dynamic-lookup, helm-capabilities, dynamic-capabilities, chart-dependency,
+chart-symlink, crd-kind, template-parse. Charts are read as Helm loads
+them, symbolic links followed; a link that dangles, loops or leaves the
+tree is a chart-symlink finding. Each forbidden helm-lookup and
+helm-capabilities edge says what the contracts offer instead (K2 key, K3
+property, or "none yet").
 
 Without a configuration file, each top-level directory (or the root, when it
 is a chart) is a module, API groups belong to the module that ships their
 CRDs, and no edge between modules is allowed: the edges are counted.
 
 Exit status: 0 no forbidden edge, 1 a forbidden edge, 2 usage or
-configuration error, 3 the tree could not be read.`,
+configuration error (a module path of boundaries.yaml that matches nothing
+in the tree among them), 3 the tree could not be read.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,

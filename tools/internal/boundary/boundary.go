@@ -5,7 +5,9 @@
 // every top-level directory is a module and no edge is allowed.
 //
 // The pieces: config (the file and the judging), goimports and helm (the
-// scanners), report (counting and printing), edge (the shared type).
+// scanners), replacement (what the contracts offer instead of a forbidden
+// lookup or Capabilities check), report (counting and printing), edge (the
+// shared type).
 package boundary
 
 import (
@@ -17,6 +19,7 @@ import (
 	"cozystack.io/tools/internal/boundary/edge"
 	"cozystack.io/tools/internal/boundary/goimports"
 	"cozystack.io/tools/internal/boundary/helm"
+	"cozystack.io/tools/internal/boundary/replacement"
 	"cozystack.io/tools/internal/boundary/report"
 )
 
@@ -38,9 +41,11 @@ type ConfigError struct{ Err error }
 func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// Run scans the tree and returns the judged report. Errors are a
-// *ConfigError for a bad configuration or root, or a failure of the go
-// command or the file system.
+// Run scans the tree and returns the judged report, each forbidden
+// helm-lookup and helm-capabilities edge with what the contracts offer
+// instead. Errors are a *ConfigError for a bad configuration or root (a
+// module path that matches nothing in the tree among them), or a failure of
+// the go command or the file system.
 func Run(opts Options) (*report.Report, error) {
 	if st, err := os.Stat(opts.Root); err != nil || !st.IsDir() {
 		return nil, &ConfigError{fmt.Errorf("root %q is not a directory", opts.Root)}
@@ -48,6 +53,11 @@ func Run(opts Options) (*report.Report, error) {
 	cfg, source, err := loadConfig(opts)
 	if err != nil {
 		return nil, &ConfigError{err}
+	}
+	if source != "" {
+		if err := cfg.CheckPaths(opts.Root); err != nil {
+			return nil, &ConfigError{fmt.Errorf("%s: %w", source, err)}
+		}
 	}
 	var edges []edge.Edge
 	goEdges, err := goimports.Scan(opts.Root, cfg)
@@ -59,8 +69,13 @@ func Run(opts Options) (*report.Report, error) {
 		return nil, err
 	}
 	edges = append(append(edges, goEdges...), helmEdges...)
+	instead := replacement.New(cfg.Replacements)
 	for i := range edges {
-		cfg.Judge(&edges[i])
+		e := &edges[i]
+		cfg.Judge(e)
+		if !e.Allowed && (e.Rule == edge.HelmLookup || e.Rule == edge.HelmCapabilities) {
+			e.Instead = instead.For(e.Rule, e.Target)
+		}
 	}
 	return report.New(opts.Root, source, cfg.Modules, edges), nil
 }

@@ -15,10 +15,21 @@
 //	apiGroups:          # module → groups it owns; "*.example.io" matches any subdomain
 //	  catalogs/services: [postgresql.cnpg.io]
 //	shared: [apps, "*.k8s.io"]   # groups anyone may use (documentation: unowned groups are shared too)
+//	vendoredCopies:     # vendored charts that are copies of another module's chart
+//	  - {chart: common, module: platform, in: ["catalogs/*"]}
+//	replacements:       # what the contracts offer instead of a lookup (see package replacement)
+//	  - {group: snapshot.storage.k8s.io, k3: [storage.snapshots]}
 //	exclude: [docs/examples]     # extra paths or base-name patterns not to scan
 //
 // Every edge between two different modules that no allow entry or published
 // chart permits is forbidden.
+//
+// A chart belongs to the module its directory lies in (after following
+// symbolic links). The one exception is a vendored chart (a directory or
+// .tgz under another chart's charts/) that is a copy of another module's
+// chart: a published chart of that name, or a vendoredCopies entry. Its
+// templates are then that module's, so an include of them is an edge to it
+// and its own references are not the vendoring module's.
 package config
 
 import (
@@ -35,6 +46,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"cozystack.io/tools/internal/boundary/edge"
+	"cozystack.io/tools/internal/boundary/replacement"
 )
 
 // FileName is the configuration file looked for at the root of a tree.
@@ -69,6 +81,15 @@ type PublishedChart struct {
 	Repository string   `json:"repository" yaml:"repository"`
 }
 
+// VendoredCopy says that a vendored chart named Chart, found in a module
+// matching one of In (path.Match patterns over module names; empty: any
+// other module), is a copy of Module's chart rather than its own code.
+type VendoredCopy struct {
+	Chart  string   `json:"chart" yaml:"chart"`
+	Module string   `json:"module" yaml:"module"`
+	In     []string `json:"in,omitempty" yaml:"in,omitempty"`
+}
+
 // Config is a parsed and validated boundaries.yaml, or an inferred one.
 type Config struct {
 	Modules         []Module            `json:"modules" yaml:"modules"`
@@ -76,7 +97,11 @@ type Config struct {
 	PublishedCharts []PublishedChart    `json:"publishedCharts,omitempty" yaml:"publishedCharts,omitempty"`
 	APIGroups       map[string][]string `json:"apiGroups,omitempty" yaml:"apiGroups,omitempty"`
 	Shared          []string            `json:"shared,omitempty" yaml:"shared,omitempty"`
-	Exclude         []string            `json:"exclude,omitempty" yaml:"exclude,omitempty"`
+	VendoredCopies  []VendoredCopy      `json:"vendoredCopies,omitempty" yaml:"vendoredCopies,omitempty"`
+	// Replacements add to or override the built-in table of what the
+	// contracts offer instead of a lookup or Capabilities check.
+	Replacements []replacement.Entry `json:"replacements,omitempty" yaml:"replacements,omitempty"`
+	Exclude      []string            `json:"exclude,omitempty" yaml:"exclude,omitempty"`
 
 	source   string
 	owners   map[string]string // exact group → module ("" when shared)
@@ -137,6 +162,45 @@ func Infer(root string) (*Config, error) {
 	return c, nil
 }
 
+// CheckPaths returns an error naming every module whose path matches
+// nothing under root: missing, or excluded from the scan. A configuration
+// written for another tree would otherwise put every file in no module and
+// report a clean tree.
+func (c *Config) CheckPaths(root string) error {
+	var bad []string
+	for _, m := range c.Modules {
+		if m.Path == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(m.Path))); err != nil {
+			bad = append(bad, fmt.Sprintf("%s (path %s: not found)", m.Name, m.Path))
+		} else if c.Excluded(m.Path) || c.Skips(m.Path+"/x") {
+			bad = append(bad, fmt.Sprintf("%s (path %s: excluded from the scan)", m.Name, m.Path))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("module paths match nothing in %s: %s", root, strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// CopyOwner returns the module whose chart a vendored chart named name,
+// lying in module in, is a copy of: a published chart's module, else the
+// first matching vendoredCopies entry; "" when it is its own module's.
+func (c *Config) CopyOwner(name, in string) string {
+	for _, p := range c.PublishedCharts {
+		if p.Name == name && p.Module != in {
+			return p.Module
+		}
+	}
+	for _, v := range c.VendoredCopies {
+		if v.Chart == name && v.Module != in && (len(v.In) == 0 || matchAny(v.In, in)) {
+			return v.Module
+		}
+	}
+	return ""
+}
+
 // Source is the file the configuration was read from, or "" when inferred.
 func (c *Config) Source() string { return c.source }
 
@@ -190,6 +254,19 @@ func (c *Config) init() error {
 				return err
 			}
 		}
+	}
+	for _, v := range c.VendoredCopies {
+		if v.Chart == "" || !names[v.Module] {
+			return fmt.Errorf("vendoredCopies: %q: needs a chart name and a declared module (got %q)", v.Chart, v.Module)
+		}
+		for _, in := range v.In {
+			if err := c.mustMatch("vendoredCopies.in", in); err != nil {
+				return err
+			}
+		}
+	}
+	if err := replacement.Validate(c.Replacements); err != nil {
+		return err
 	}
 	c.owners = map[string]string{}
 	c.patterns = nil

@@ -53,6 +53,12 @@ func TestLoadErrors(t *testing.T) {
 		{"owned and shared", "modules: [{name: a, path: a}]\napiGroups: {a: [x.io]}\nshared: [x.io]\n", "x.io is declared for both shared and a"},
 		{"bad file pattern", "modules: [{name: a, path: a}]\nallow: [{from: a, to: [a], files: ['[']}]\n", "syntax error in pattern"},
 		{"inner wildcard", "modules: [{name: a, path: a}]\napiGroups: {a: ['x.*.io']}\n", "only a leading"},
+		{"copy of nobody", "modules: [{name: a, path: a}]\nvendoredCopies: [{chart: c, module: b}]\n", "needs a chart name and a declared module"},
+		{"copy without a name", "modules: [{name: a, path: a}]\nvendoredCopies: [{module: a}]\n", "needs a chart name"},
+		{"copy in nothing", "modules: [{name: a, path: a}]\nvendoredCopies: [{chart: c, module: a, in: ['b*']}]\n", "vendoredCopies.in: \"b*\" matches no module"},
+		{"replacement without a group", "modules: [{name: a, path: a}]\nreplacements: [{k3: [x]}]\n", "replacements[0]: group is required"},
+		{"replacement of another rule", "modules: [{name: a, path: a}]\nreplacements: [{group: x.io, rule: crd-kind}]\n", "want helm-lookup, helm-capabilities"},
+		{"replacement unknown field", "modules: [{name: a, path: a}]\nreplacements: [{group: x.io, k4: [y]}]\n", "field k4 not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := load(t, tc.text)
@@ -119,6 +125,46 @@ func TestLookups(t *testing.T) {
 		if got := c.Skips(rel); got != want {
 			t.Errorf("Skips(%q) = %v", rel, got)
 		}
+	}
+}
+
+func TestCopyOwner(t *testing.T) {
+	c, err := load(t, sample+"vendoredCopies:\n  - {chart: common, module: platform, in: [\"catalogs/db\"]}\n  - {chart: base, module: contracts}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ chart, in, want string }{
+		{"cozy-lib", "catalogs/db", "platform"}, // a published chart
+		{"cozy-lib", "platform", ""},            // its own module's
+		{"common", "catalogs/db", "platform"},
+		{"common", "catalogs/db-extra", ""}, // not in the entry's modules
+		{"base", "catalogs/db-extra", "contracts"},
+		{"redis", "catalogs/db", ""},
+	} {
+		if got := c.CopyOwner(tc.chart, tc.in); got != tc.want {
+			t.Errorf("CopyOwner(%s, %s) = %q, want %q", tc.chart, tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestCheckPaths(t *testing.T) {
+	c, err := load(t, sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, d := range []string{"platform", "contracts", "catalogs/db/extra", "docs"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.CheckPaths(root); err != nil {
+		t.Errorf("every path exists: %v", err)
+	}
+	c.Modules = append(c.Modules, Module{Name: "tools", Path: "tool"}, Module{Name: "docs", Path: "docs"})
+	err = c.CheckPaths(root)
+	if err == nil || !strings.Contains(err.Error(), "tools (path tool: not found), docs (path docs: excluded from the scan)") {
+		t.Errorf("error %v", err)
 	}
 }
 

@@ -26,14 +26,28 @@ const (
 	// UnknownInclude is `include "x"` or `template "x"` where "x" is defined
 	// in no chart of the tree, vendored dependencies included.
 	UnknownInclude Rule = "unknown-include"
+	// DynamicInclude is an include whose name is computed at render time
+	// (`include (printf "%s.x" .Values.y)`) and could not be resolved
+	// statically, so where it points is unknown.
+	DynamicInclude Rule = "dynamic-include"
 	// HelmLookup is `lookup "group/version" ...` on a group another module owns.
 	HelmLookup Rule = "helm-lookup"
+	// DynamicLookup is a lookup whose apiVersion is computed at render time
+	// (`lookup $apiVersion ...`) and could not be resolved statically.
+	DynamicLookup Rule = "dynamic-lookup"
 	// HelmCapabilities is `.Capabilities.APIVersions.Has "group/version"` on
 	// a group another module owns.
 	HelmCapabilities Rule = "helm-capabilities"
+	// DynamicCapabilities is `.Capabilities.APIVersions.Has $x` whose
+	// argument could not be resolved statically.
+	DynamicCapabilities Rule = "dynamic-capabilities"
 	// ChartDependency is a Chart.yaml dependency on a chart of another
 	// module: a file:// path into it, or the name of a chart it owns.
 	ChartDependency Rule = "chart-dependency"
+	// ChartSymlink is a symbolic link the linter cannot follow as Helm's
+	// loader would: it dangles, loops back into a directory that holds it,
+	// or leaves the scanned tree (whose content then has no module).
+	ChartSymlink Rule = "chart-symlink"
 	// CRDKind is `apiVersion: group/version` in a template, for a group
 	// another module owns.
 	CRDKind Rule = "crd-kind"
@@ -43,7 +57,23 @@ const (
 )
 
 // Rules lists every rule in the order the summary prints them.
-var Rules = []Rule{GoImport, GoParse, HelmInclude, UnknownInclude, HelmLookup, HelmCapabilities, ChartDependency, CRDKind, TemplateParse}
+var Rules = []Rule{
+	GoImport, GoParse,
+	HelmInclude, UnknownInclude, DynamicInclude,
+	HelmLookup, DynamicLookup, HelmCapabilities, DynamicCapabilities,
+	ChartDependency, ChartSymlink, CRDKind, TemplateParse,
+}
+
+// Unresolved reports whether the rule's findings have no target module:
+// the linter could not tell where the reference points, so the
+// configuration cannot allow them and they always count as forbidden.
+func (r Rule) Unresolved() bool {
+	switch r {
+	case GoParse, UnknownInclude, DynamicInclude, DynamicLookup, DynamicCapabilities, ChartSymlink, TemplateParse:
+		return true
+	}
+	return false
+}
 
 // ChartRef is the Chart.yaml dependency an edge goes through, when it goes
 // through one: the published-chart exception of the configuration is judged
@@ -54,16 +84,31 @@ type ChartRef struct {
 	Repository string `json:"repository,omitempty" yaml:"repository,omitempty"`
 }
 
-// Edge is one reference that crosses a module boundary (or could not be
-// resolved, for unknown-include, go-parse and template-parse, whose To is
-// empty).
+// Replacement is what the contracts offer instead of a forbidden
+// helm-lookup or helm-capabilities edge: K2 cluster-values keys a chart
+// reads from its values, K3 properties a catalog requires, or nothing yet.
+type Replacement struct {
+	// Offer is the one-line form: "K2 _cluster.gateway-api; K3
+	// storage.snapshots", or "none yet" when the contracts offer nothing.
+	Offer string   `json:"offer" yaml:"offer"`
+	K2    []string `json:"k2,omitempty" yaml:"k2,omitempty"`
+	K3    []string `json:"k3,omitempty" yaml:"k3,omitempty"`
+	// Note says how to use the offer, or what is missing.
+	Note string `json:"note,omitempty" yaml:"note,omitempty"`
+}
+
+// NoneYet is the Offer of a Replacement the contracts do not have yet.
+const NoneYet = "none yet"
+
+// Edge is one reference that crosses a module boundary, or a finding the
+// linter could not resolve (rules whose Unresolved is true; To is empty).
 type Edge struct {
 	Rule Rule `json:"rule" yaml:"rule"`
 	// From and To are module names from the configuration.
 	From string `json:"from" yaml:"from"`
 	To   string `json:"to,omitempty" yaml:"to,omitempty"`
 	// File is slash-separated and relative to the scanned root; Line is
-	// 1-based.
+	// 1-based, or 0 when the finding is about the path itself (a symlink).
 	File string `json:"file" yaml:"file"`
 	Line int    `json:"line" yaml:"line"`
 	// Target is what is referenced: an import path, a template name, a
@@ -77,6 +122,9 @@ type Edge struct {
 	// Allowed and Reason are set by config.Config.Judge.
 	Allowed bool   `json:"allowed" yaml:"allowed"`
 	Reason  string `json:"reason" yaml:"reason"`
+	// Instead is set on forbidden helm-lookup and helm-capabilities edges:
+	// what the contracts offer in their place.
+	Instead *Replacement `json:"instead,omitempty" yaml:"instead,omitempty"`
 }
 
 // Sort orders edges by file, line, rule and target, so output is stable.

@@ -6,10 +6,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -19,19 +16,40 @@ import (
 
 // chart is one Helm chart: a directory holding Chart.yaml, or a .tgz in a
 // chart's charts/ directory (a vendored dependency).
+//
+// The same files can be reached by several paths (symbolic links, or a
+// linked archive): each path gets its own chart, so that it can be the
+// subchart of its own parent, and all but one are dups, whose files are not
+// scanned for edges again.
 type chart struct {
-	dir       string // slash path relative to the root ("" for the root); for an archive, the .tgz
+	dir       string // logical slash path relative to the root, as the walk reached it ("" for the root); for an archive, its label
+	real      string // where its files lie: slash path relative to the real root (links resolved); for an archive, its label
 	chartFile string // Chart.yaml's path as reported in edges
 	name      string
-	module    string // the module its files lie in
+	module    string // the module its files lie in (by real)
 	owner     string // the module that owns its content: module, or the owner of a chart it is a vendored copy of
 	parent    *chart
 	subs      []*chart
 	archive   bool
+	link      *dependency // for a subchart reached through a symbolic link below its parent: the link, as a file:// dependency
+	foreign   []crossing  // links in the chart to files or directories of another module
+	viaLink   bool        // reached through a symbolic link (so not the preferred one of its dups)
+	dup       bool        // another chart stands for the same files
 	deps      []dependency
 	files     []*templateFile
 	crds      []crdGroup
 	loadErr   error // Chart.yaml or the archive could not be read
+}
+
+// clone copies a chart and, for an archive, the subcharts inside it; the
+// parsed files are shared.
+func (c *chart) clone() *chart {
+	n := *c
+	n.parent, n.subs = nil, nil
+	for _, sub := range c.subs {
+		n.addSub(sub.clone())
+	}
+	return &n
 }
 
 // dependency is one entry of Chart.yaml's (or requirements.yaml's) dependencies.
@@ -79,50 +97,35 @@ func (c *chart) dependencyFor(name string) *dependency {
 	return nil
 }
 
-// hasSub reports whether a dependency is vendored under charts/.
-func (c *chart) hasSub(d dependency) bool {
+// subFor returns the subchart under charts/ that satisfies a dependency, if
+// it is vendored.
+func (c *chart) subFor(d dependency) *chart {
 	for _, s := range c.subs {
 		if s.name == d.name {
-			return true
+			return s
 		}
 	}
-	return false
+	return nil
 }
 
-// readChartDir reads the files of a chart directory the scan needs:
-// Chart.yaml, requirements.yaml and everything under templates/ and crds/.
-// Subcharts are found by the tree walk, not here.
-func readChartDir(absDir string) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	for _, name := range []string{"Chart.yaml", "requirements.yaml"} {
-		data, err := os.ReadFile(filepath.Join(absDir, name))
-		if err == nil {
-			files[name] = data
-		} else if !os.IsNotExist(err) {
-			return nil, err
-		}
+// wantedFile says which paths of a chart directory (slash, inside the
+// chart) the scan reads: Chart.yaml and requirements.yaml, everything under
+// templates/ and crds/, and any other YAML file (a CRD may be shipped under
+// files/ and applied from a template), but nothing under charts/ (subcharts
+// are charts of their own) nor hidden files.
+func wantedFile(inner string, isDir bool) bool {
+	base := path.Base(inner)
+	if strings.HasPrefix(base, ".") || inner == "charts" {
+		return false
 	}
-	for _, sub := range []string{"templates", "crds"} {
-		err := filepath.WalkDir(filepath.Join(absDir, sub), func(p string, d fs.DirEntry, err error) error {
-			if os.IsNotExist(err) {
-				return fs.SkipAll
-			}
-			if err != nil || d.IsDir() {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(absDir, p)
-			files[filepath.ToSlash(rel)] = data
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+	if isDir || strings.HasPrefix(inner, "templates/") || strings.HasPrefix(inner, "crds/") {
+		return true
 	}
-	return files, nil
+	return isYAML(inner)
+}
+
+func isYAML(name string) bool {
+	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
 }
 
 // readArchive returns the files of a chart archive, relative to the chart
@@ -165,7 +168,7 @@ func readArchive(data []byte) (map[string][]byte, error) {
 // report (the chart directory, or the .tgz for an archive). Archives carry
 // their subcharts inside; they are built here too.
 func newChart(files map[string][]byte, dir, label string, archive bool) *chart {
-	c := &chart{dir: dir, archive: archive, chartFile: join(label, "Chart.yaml"), name: path.Base(dir)}
+	c := &chart{dir: dir, real: label, archive: archive, chartFile: join(label, "Chart.yaml"), name: path.Base(dir)}
 	if err := c.readMeta(files, label); err != nil {
 		c.loadErr = err
 	}
@@ -181,7 +184,7 @@ func newChart(files map[string][]byte, dir, label string, archive bool) *chart {
 			tf.inner = name
 			c.files = append(c.files, tf)
 			c.crds = append(c.crds, crdGroups(join(label, name), string(files[name]))...)
-		case strings.HasPrefix(name, "crds/"):
+		case strings.HasPrefix(name, "crds/"), !strings.HasPrefix(name, "charts/") && isYAML(name):
 			c.crds = append(c.crds, crdGroups(join(label, name), string(files[name]))...)
 		}
 	}
@@ -221,7 +224,7 @@ func newChart(files map[string][]byte, dir, label string, archive bool) *chart {
 func archiveChart(data []byte, label string) *chart {
 	files, err := readArchive(data)
 	if err != nil {
-		c := &chart{dir: label, chartFile: label, archive: true, name: strings.TrimSuffix(path.Base(label), ".tgz")}
+		c := &chart{dir: label, real: label, chartFile: label, archive: true, name: strings.TrimSuffix(path.Base(label), ".tgz")}
 		c.loadErr = fmt.Errorf("reading chart archive: %w", err)
 		return c
 	}

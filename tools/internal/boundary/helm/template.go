@@ -19,11 +19,102 @@ const (
 	refAPIVersion                  // apiVersion: group/version in the YAML text
 )
 
-// ref is one reference found in a template file.
+// ref is one reference found in a template file. A reference whose
+// argument is not a string literal keeps the expression, resolved against
+// the chart (see evalContext) when its edges are made; text is then the
+// whole call, for a finding when it does not resolve.
 type ref struct {
 	kind  refKind
-	value string // template name, or group/version (with " Kind" for refAPIVersion when known)
+	value string // template name, or group/version (with " Kind" for lookups and refAPIVersion when known)
 	line  int
+
+	expr       parse.Node // the argument, when not a literal
+	suffix     string     // appended to the resolved expression (a lookup's " Kind")
+	dotRoot    bool       // . is the chart's root context where expr is
+	dollarRoot bool       // $ is the chart's root context where expr is
+	dynamic    bool       // found by the regex scan with a non-literal argument: never resolved
+	text       string     // the call, for expr and dynamic
+}
+
+// resolve returns the reference's value in chart ctx, and false when its
+// argument is computed from something only rendering knows.
+func (r ref) resolve(ctx evalContext) (string, bool) {
+	switch {
+	case r.dynamic:
+		return "", false
+	case r.expr == nil:
+		return r.value, true
+	}
+	ctx.dotRoot, ctx.dollarRoot = r.dotRoot, r.dollarRoot
+	v, ok := eval(r.expr, ctx)
+	if !ok {
+		return "", false
+	}
+	return v + r.suffix, true
+}
+
+// evalContext is what a template argument may be computed from and the
+// linter still knows: string literals, print and printf of them, the
+// chart's name and its templates' base path (the idiom
+// `include (print $.Template.BasePath "/config.yaml") .`). Anything else
+// (values, variables, other functions) is known only when the chart renders.
+type evalContext struct {
+	chartName, basePath string
+	// . and $ are the chart's root context: outside defines (whose
+	// argument is whatever the caller passes) and, for ., outside with and
+	// range.
+	dotRoot, dollarRoot bool
+}
+
+func eval(n parse.Node, ctx evalContext) (string, bool) {
+	switch n := n.(type) {
+	case *parse.StringNode:
+		return n.Text, true
+	case *parse.PipeNode:
+		if n == nil || len(n.Decl) > 0 || len(n.Cmds) != 1 {
+			return "", false
+		}
+		return eval(n.Cmds[0], ctx)
+	case *parse.CommandNode:
+		if len(n.Args) == 1 {
+			return eval(n.Args[0], ctx)
+		}
+		id, ok := n.Args[0].(*parse.IdentifierNode)
+		if !ok || (id.Ident != "print" && id.Ident != "printf") {
+			return "", false
+		}
+		args := make([]any, 0, len(n.Args)-1)
+		for _, a := range n.Args[1:] {
+			v, ok := eval(a, ctx)
+			if !ok {
+				return "", false
+			}
+			args = append(args, v)
+		}
+		if id.Ident == "print" {
+			return fmt.Sprint(args...), true
+		}
+		return fmt.Sprintf(args[0].(string), args[1:]...), true
+	case *parse.FieldNode:
+		if ctx.dotRoot {
+			return ctx.field(n.Ident)
+		}
+	case *parse.VariableNode:
+		if ctx.dollarRoot && len(n.Ident) > 1 && n.Ident[0] == "$" {
+			return ctx.field(n.Ident[1:])
+		}
+	}
+	return "", false
+}
+
+func (ctx evalContext) field(idents []string) (string, bool) {
+	switch strings.Join(idents, ".") {
+	case "Chart.Name":
+		return ctx.chartName, ctx.chartName != ""
+	case "Template.BasePath":
+		return ctx.basePath, ctx.basePath != ""
+	}
+	return "", false
 }
 
 // define is one `define "name"` (or `block "name"`) of a template file.
@@ -54,11 +145,21 @@ var (
 	versionRE    = regexp.MustCompile(`^v\d+(?:(?:alpha|beta)\d+)?$`)
 
 	// The fallback scan, used only on a file that does not parse.
-	actionRE   = regexp.MustCompile(`(?s)\{\{.*?\}\}`)
-	includeRE  = regexp.MustCompile(`\b(?:include|template)\s+"((?:[^"\\]|\\.)*)"`)
-	defineRE   = regexp.MustCompile(`\b(?:define|block)\s+"((?:[^"\\]|\\.)*)"`)
-	lookupRE   = regexp.MustCompile(`\blookup\s+"([^"]*)"`)
-	hasRE      = regexp.MustCompile(`\bAPIVersions\.Has\s+"([^"]*)"`)
+	actionRE  = regexp.MustCompile(`(?s)\{\{.*?\}\}`)
+	includeRE = regexp.MustCompile(`\b(?:include|template)\s+"((?:[^"\\]|\\.)*)"`)
+	defineRE  = regexp.MustCompile(`\b(?:define|block)\s+"((?:[^"\\]|\\.)*)"`)
+	lookupRE  = regexp.MustCompile(`\blookup\s+"([^"]*)"(?:\s+"([^"]+)")?`)
+	hasRE     = regexp.MustCompile(`\bAPIVersions\.Has\s+"([^"]*)"`)
+	// A call whose argument is not a string literal.
+	dynamicRE = []struct {
+		kind refKind
+		re   *regexp.Regexp
+	}{
+		{refInclude, regexp.MustCompile(`\binclude\s+[($.]`)},
+		{refLookup, regexp.MustCompile(`\blookup\s+[($.]`)},
+		{refCapabilities, regexp.MustCompile(`\bAPIVersions\.Has\s+[($.]`)},
+		{refCapabilities, regexp.MustCompile(`[\w)]\s*\|\s*\S*APIVersions\.Has\b`)},
+	}
 	pipeHasRE  = regexp.MustCompile(`"([^"]*)"\s*\|\s*\S*APIVersions\.Has\b`)
 	defineAtRE = `\{\{-?\s*(?:define|block)\s+"%s"`
 )
@@ -87,6 +188,7 @@ func parseTemplate(rel string, text string) *templateFile {
 	w := &walker{tf: tf, lines: lines}
 	for _, name := range names {
 		tree := trees[name]
+		w.inDefine = name != rel
 		if name != rel {
 			line := lines.line(int(tree.Root.Position()))
 			if loc := regexp.MustCompile(fmt.Sprintf(defineAtRE, regexp.QuoteMeta(name))).FindStringIndex(text); loc != nil {
@@ -102,12 +204,24 @@ func parseTemplate(rel string, text string) *templateFile {
 
 // walker collects references from a syntax tree.
 type walker struct {
-	tf    *templateFile
-	lines lineIndex
+	tf       *templateFile
+	lines    lineIndex
+	inDefine bool // walking a define, whose . and $ are its caller's argument
+	dotDepth int  // inside with or range, where . is not the root context
 }
 
 func (w *walker) add(kind refKind, value string, pos parse.Pos) {
 	w.tf.refs = append(w.tf.refs, ref{kind: kind, value: value, line: w.lines.line(int(pos))})
+}
+
+// addArg adds a reference whose argument is arg, in the call whole.
+func (w *walker) addArg(kind refKind, arg parse.Node, suffix string, whole parse.Node) {
+	if s, ok := arg.(*parse.StringNode); ok {
+		w.add(kind, s.Text+suffix, s.Pos)
+		return
+	}
+	w.tf.refs = append(w.tf.refs, ref{kind: kind, line: w.lines.line(int(arg.Position())), expr: arg, suffix: suffix,
+		dotRoot: !w.inDefine && w.dotDepth == 0, dollarRoot: !w.inDefine, text: whole.String()})
 }
 
 func (w *walker) node(n parse.Node) {
@@ -124,9 +238,9 @@ func (w *walker) node(n parse.Node) {
 	case *parse.IfNode:
 		w.branch(&n.BranchNode)
 	case *parse.RangeNode:
-		w.branch(&n.BranchNode)
+		w.scoped(&n.BranchNode)
 	case *parse.WithNode:
-		w.branch(&n.BranchNode)
+		w.scoped(&n.BranchNode)
 	case *parse.TemplateNode:
 		w.add(refInclude, n.Name, n.Pos)
 		w.pipe(n.Pipe)
@@ -147,6 +261,15 @@ func (w *walker) branch(b *parse.BranchNode) {
 	w.node(b.ElseList)
 }
 
+// scoped walks with or range, whose body has another dot.
+func (w *walker) scoped(b *parse.BranchNode) {
+	w.pipe(b.Pipe)
+	w.dotDepth++
+	w.node(b.List)
+	w.dotDepth--
+	w.node(b.ElseList)
+}
+
 func (w *walker) pipe(p *parse.PipeNode) {
 	if p == nil {
 		return
@@ -155,28 +278,32 @@ func (w *walker) pipe(p *parse.PipeNode) {
 		w.command(c)
 		// "group/version" | .Capabilities.APIVersions.Has
 		if i > 0 && len(c.Args) == 1 && isHas(c.Args[0]) {
+			var arg parse.Node = p.Cmds[i-1]
 			if prev := p.Cmds[i-1]; len(prev.Args) == 1 {
-				if s, ok := prev.Args[0].(*parse.StringNode); ok {
-					w.add(refCapabilities, s.Text, s.Pos)
-				}
+				arg = prev.Args[0]
 			}
+			w.addArg(refCapabilities, arg, "", p)
 		}
 	}
 }
 
 func (w *walker) command(c *parse.CommandNode) {
 	if len(c.Args) >= 2 {
-		if s, ok := c.Args[1].(*parse.StringNode); ok {
-			if id, ok := c.Args[0].(*parse.IdentifierNode); ok {
-				switch id.Ident {
-				case "include":
-					w.add(refInclude, s.Text, s.Pos)
-				case "lookup":
-					w.add(refLookup, s.Text, s.Pos)
+		if id, ok := c.Args[0].(*parse.IdentifierNode); ok {
+			switch id.Ident {
+			case "include":
+				w.addArg(refInclude, c.Args[1], "", c)
+			case "lookup":
+				suffix := ""
+				if len(c.Args) >= 3 {
+					if kind, ok := c.Args[2].(*parse.StringNode); ok && kind.Text != "" {
+						suffix = " " + kind.Text
+					}
 				}
-			} else if isHas(c.Args[0]) {
-				w.add(refCapabilities, s.Text, s.Pos)
+				w.addArg(refLookup, c.Args[1], suffix, c)
 			}
+		} else if isHas(c.Args[0]) {
+			w.addArg(refCapabilities, c.Args[1], "", c)
 		}
 	}
 	for _, a := range c.Args {
@@ -256,7 +383,17 @@ func scanRegex(tf *templateFile, text string, lines lineIndex) {
 			kind refKind
 		}{{includeRE, refInclude}, {lookupRE, refLookup}, {hasRE, refCapabilities}, {pipeHasRE, refCapabilities}} {
 			for _, m := range p.re.FindAllStringSubmatchIndex(action, -1) {
-				tf.refs = append(tf.refs, ref{kind: p.kind, value: action[m[2]:m[3]], line: lines.line(a[0] + m[2])})
+				value := action[m[2]:m[3]]
+				if len(m) > 4 && m[4] >= 0 {
+					value += " " + action[m[4]:m[5]] // a lookup's kind
+				}
+				tf.refs = append(tf.refs, ref{kind: p.kind, value: value, line: lines.line(a[0] + m[2])})
+			}
+		}
+		for _, d := range dynamicRE {
+			for _, m := range d.re.FindAllStringIndex(action, -1) {
+				tf.refs = append(tf.refs, ref{kind: d.kind, dynamic: true, line: lines.line(a[0] + m[0]),
+					text: strings.TrimSpace(strings.Trim(action, "{}-"))})
 			}
 		}
 	}

@@ -10,7 +10,12 @@ import (
 func refs(tf *templateFile) []string {
 	var out []string
 	for _, r := range tf.refs {
-		out = append(out, fmt.Sprintf("%s %q :%d", []string{"include", "lookup", "has", "apiVersion"}[r.kind], r.value, r.line))
+		kind := []string{"include", "lookup", "has", "apiVersion"}[r.kind]
+		if r.expr != nil || r.dynamic {
+			out = append(out, fmt.Sprintf("%s computed(%s) :%d", kind, r.text, r.line))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %q :%d", kind, r.value, r.line))
 	}
 	return out
 }
@@ -26,9 +31,13 @@ func TestParseTemplate(t *testing.T) {
 		{"include in a define", "{{ define \"b\" }}\n{{ include \"a\" . }}{{ end }}", []string{`include "a" :2`}},
 		{"include in if, else, range and with", "{{ if include \"a\" . }}{{ else }}{{ include \"b\" . }}{{ end }}\n{{ range $x := list 1 }}{{ include \"c\" $x }}{{ end }}{{ with .Values }}{{ template \"d\" . }}{{ end }}",
 			[]string{`include "a" :1`, `include "b" :1`, `include "c" :2`, `include "d" :2`}},
-		{"dynamic include is not a reference", `{{ include (printf "%s.x" .Chart.Name) . }}`, nil},
-		{"lookup", "\n{{ (lookup \"postgresql.cnpg.io/v1\" \"Cluster\" \"\" \"\").items }}", []string{`lookup "postgresql.cnpg.io/v1" :2`}},
-		{"lookup in assignment", `{{- $s := lookup "v1" "Secret" .Release.Namespace "x" }}`, []string{`lookup "v1" :1`}},
+		{"computed include", `{{ include (printf "%s.x" .Chart.Name) . }}`, []string{`include computed(include (printf "%s.x" .Chart.Name) .) :1`}},
+		{"lookup with its kind", "\n{{ (lookup \"postgresql.cnpg.io/v1\" \"Cluster\" \"\" \"\").items }}", []string{`lookup "postgresql.cnpg.io/v1 Cluster" :2`}},
+		{"lookup in assignment", `{{- $s := lookup "v1" "Secret" .Release.Namespace "x" }}`, []string{`lookup "v1 Secret" :1`}},
+		{"lookup of a computed kind", `{{ lookup "a.io/v1" .Values.kind "" "" }}`, []string{`lookup "a.io/v1" :1`}},
+		{"computed lookup", "{{ $apiVersion := .Values.api }}\n{{ lookup $apiVersion \"Cluster\" \"\" \"\" }}", []string{`lookup computed(lookup $apiVersion "Cluster" "" "") :2`}},
+		{"computed Has", `{{ if .Capabilities.APIVersions.Has .Values.api }}{{ end }}`, []string{`has computed(.Capabilities.APIVersions.Has .Values.api) :1`}},
+		{"computed Has piped", `{{ if printf "%s/v1" .Values.g | .Capabilities.APIVersions.Has }}{{ end }}`, []string{`has computed(printf "%s/v1" .Values.g | .Capabilities.APIVersions.Has) :1`}},
 		{"Has on .Capabilities", `{{ if .Capabilities.APIVersions.Has "kubevirt.io/v1" }}{{ end }}`, []string{`has "kubevirt.io/v1" :1`}},
 		{"Has on $.Capabilities", `{{ if and true ($.Capabilities.APIVersions.Has "a.io/v1/Kind") }}{{ end }}`, []string{`has "a.io/v1/Kind" :1`}},
 		{"Has on a variable", `{{ $c := .Capabilities }}{{ if $c.APIVersions.Has "b.io/v1" }}{{ end }}`, []string{`has "b.io/v1" :1`}},
@@ -80,12 +89,55 @@ func TestParseErrorsAndFallback(t *testing.T) {
 	if tf.err == nil || !strings.Contains(tf.err.Error(), `function "env" not defined`) || tf.errLine != 2 {
 		t.Fatalf("err %v at %d", tf.err, tf.errLine)
 	}
-	want := []string{`include "a.b" :3`, `has "k.io/v1" :4`, `apiVersion "p.io/v1" :5`, `lookup "q.io/v1" :7`}
+	want := []string{`include "a.b" :3`, `has "k.io/v1" :4`, `apiVersion "p.io/v1" :5`, `lookup "q.io/v1 Q" :7`}
 	if got := refs(tf); !slices.Equal(got, want) {
 		t.Errorf("fallback refs\n got %q\nwant %q", got, want)
 	}
 	if len(tf.defines) != 1 || tf.defines[0].name != "x.y" || tf.defines[0].line != 1 {
 		t.Errorf("fallback defines %v", tf.defines)
+	}
+}
+
+// A computed argument resolves when it is built from literals, the chart's
+// name and its templates' base path, with . and $ the root context.
+func TestResolve(t *testing.T) {
+	ctx := evalContext{chartName: "nats", basePath: "top/charts/nats/templates"}
+	for _, tc := range []struct {
+		name, text, want string
+		ok               bool
+	}{
+		{"literal", `{{ include "a" . }}`, "a", true},
+		{"base path idiom", `{{ include (print $.Template.BasePath "/config.yaml") . | sha256sum }}`, "top/charts/nats/templates/config.yaml", true},
+		{"base path on dot", `{{ include (print .Template.BasePath "/c.yaml") . }}`, "top/charts/nats/templates/c.yaml", true},
+		{"printf of the chart name", `{{ include (printf "%s.labels" .Chart.Name) . }}`, "nats.labels", true},
+		{"printf of literals", `{{ lookup (printf "%s/%s" "kubevirt.io" "v1") "VirtualMachine" "" "" }}`, "kubevirt.io/v1 VirtualMachine", true},
+		{"values", `{{ include (printf "%s.x" .Values.name) . }}`, "", false},
+		{"variable", `{{ $gv := "a.io/v1" }}{{ lookup $gv "A" "" "" }}`, "", false},
+		{"other function", `{{ include (lower "A") . }}`, "", false},
+		{"dot inside with", `{{ with .Values }}{{ include (printf "%s.x" .Chart.Name) . }}{{ end }}`, "", false},
+		{"$ inside with", `{{ with .Values }}{{ include (printf "%s.x" $.Chart.Name) . }}{{ end }}`, "nats.x", true},
+		{"$ inside a define", `{{ define "d" }}{{ include (printf "%s.x" $.Chart.Name) . }}{{ end }}`, "", false},
+		{"else of with", `{{ with .Values.x }}{{ else }}{{ include (printf "%s.y" .Chart.Name) . }}{{ end }}`, "nats.y", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tf := parseTemplate("t.yaml", tc.text)
+			if tf.err != nil || len(tf.refs) != 1 {
+				t.Fatalf("refs %v, err %v", refs(tf), tf.err)
+			}
+			got, ok := tf.refs[0].resolve(ctx)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("resolve = %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+	// The regex scan of a file that does not parse never resolves a computed argument.
+	tf := parseTemplate("bad.yaml", "{{ env \"X\" }}\n{{ include (printf \"%s.x\" .Chart.Name) . }}\n{{ lookup $gv \"A\" \"\" \"\" }}\n{{ if $gv | .Capabilities.APIVersions.Has }}{{ end }}\n{{ if \"a/v1\" | .Capabilities.APIVersions.Has }}{{ end }}")
+	if got := refs(tf); !slices.Equal(got, []string{`include computed(include (printf "%s.x" .Chart.Name) .) :2`, `lookup computed(lookup $gv "A" "" "") :3`,
+		`has computed(if $gv | .Capabilities.APIVersions.Has) :4`, `has "a/v1" :5`}) {
+		t.Errorf("fallback refs %q", got)
+	}
+	if _, ok := tf.refs[0].resolve(ctx); ok {
+		t.Error("a computed argument found by the regex scan resolved")
 	}
 }
 

@@ -3,14 +3,22 @@
 //
 //	{"root": ..., "config": "boundaries.yaml" | "(inferred)",
 //	 "modules": [{"name", "path"}],
-//	 "edges": [{"rule", "from", "to", "file", "line", "target", "definition", "via", "allowed", "reason"}],
-//	 "summary": {"edges", "allowed", "forbidden", "byRule": [{"rule", "allowed", "forbidden"}]}}
+//	 "edges": [{"rule", "from", "to", "file", "line", "target", "definition", "via", "allowed", "reason",
+//	            "instead": {"offer", "k2", "k3", "note"}}],
+//	 "summary": {"edges", "allowed", "forbidden", "byRule": [{"rule", "allowed", "forbidden"}],
+//	             "instead": {"offered", "noneYet"}}}
+//
+// "instead" is set on each forbidden helm-lookup and helm-capabilities
+// edge: what the contracts offer in its place ("offer" is "none yet" when
+// nothing). The summary's counts are those of the edges listed: every rule
+// appears in byRule, and edges = allowed + forbidden = the sum over byRule.
 package report
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -35,6 +43,14 @@ type Summary struct {
 	Allowed   int         `json:"allowed" yaml:"allowed"`
 	Forbidden int         `json:"forbidden" yaml:"forbidden"`
 	ByRule    []RuleCount `json:"byRule" yaml:"byRule"`
+	Instead   Instead     `json:"instead" yaml:"instead"`
+}
+
+// Instead counts the edges that carry a replacement: those the contracts
+// offer something for, and those they do not yet.
+type Instead struct {
+	Offered int `json:"offered" yaml:"offered"`
+	NoneYet int `json:"noneYet" yaml:"noneYet"`
 }
 
 // RuleCount is the number of allowed and forbidden edges one rule found.
@@ -65,6 +81,13 @@ func New(root, configFile string, modules []config.Module, edges []edge.Edge) *R
 	for _, e := range edges {
 		r.Summary.Edges++
 		c := counts[e.Rule]
+		switch {
+		case e.Instead == nil:
+		case e.Instead.Offer == edge.NoneYet:
+			r.Summary.Instead.NoneYet++
+		default:
+			r.Summary.Instead.Offered++
+		}
 		if e.Allowed {
 			r.Summary.Allowed++
 			c.Allowed++
@@ -126,17 +149,23 @@ func (r *Report) writeTable(w io.Writer, forbiddenOnly bool) error {
 			continue
 		}
 		if shown == 0 {
-			fmt.Fprintln(tw, "STATUS\tRULE\tFROM\tTO\tLOCATION\tTARGET\tREASON")
+			fmt.Fprintln(tw, "STATUS\tRULE\tFROM\tTO\tLOCATION\tTARGET\tINSTEAD\tREASON")
 		}
 		shown++
-		status, to := "allowed", e.To
+		status, to, location, instead := "allowed", e.To, e.File, "-"
 		if !e.Allowed {
 			status = "FORBIDDEN"
 		}
 		if to == "" {
 			to = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s:%d\t%s\t%s\n", status, e.Rule, e.From, to, e.File, e.Line, e.Target, oneLine(e.Reason))
+		if e.Line > 0 {
+			location += ":" + strconv.Itoa(e.Line)
+		}
+		if e.Instead != nil {
+			instead = e.Instead.Offer
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", status, e.Rule, e.From, to, location, e.Target, instead, oneLine(e.Reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -146,9 +175,12 @@ func (r *Report) writeTable(w io.Writer, forbiddenOnly bool) error {
 	}
 	fmt.Fprintf(w, "%s: %d modules, config %s\n", r.Root, len(r.Modules), r.Config)
 	fmt.Fprintf(w, "edges: %d (allowed %d, forbidden %d)\n", r.Summary.Edges, r.Summary.Allowed, r.Summary.Forbidden)
-	fmt.Fprintf(w, "%-18s %8s %10s\n", "RULE", "ALLOWED", "FORBIDDEN")
+	fmt.Fprintf(w, "%-21s %8s %10s\n", "RULE", "ALLOWED", "FORBIDDEN")
 	for _, c := range r.Summary.ByRule {
-		fmt.Fprintf(w, "%-18s %8d %10d\n", c.Rule, c.Allowed, c.Forbidden)
+		fmt.Fprintf(w, "%-21s %8d %10d\n", c.Rule, c.Allowed, c.Forbidden)
+	}
+	if i := r.Summary.Instead; i.Offered+i.NoneYet > 0 {
+		fmt.Fprintf(w, "instead of the forbidden lookups and Capabilities checks: %d offered by the contracts, %d none yet\n", i.Offered, i.NoneYet)
 	}
 	return nil
 }

@@ -79,3 +79,40 @@ func TestWrite(t *testing.T) {
 		t.Error("unknown format accepted")
 	}
 }
+
+// A replacement is a column of the table and counted in the summary; a
+// finding about a path (line 0) shows the path alone.
+func TestInstead(t *testing.T) {
+	r := New("repo", "boundaries.yaml", nil, []edge.Edge{
+		{Rule: edge.HelmLookup, From: "b", To: "a", File: "b/t.yaml", Line: 3, Target: "a.io/v1 A", Instead: &edge.Replacement{Offer: "K3 storage.snapshots", K3: []string{"storage.snapshots"}}},
+		{Rule: edge.HelmCapabilities, From: "b", To: "a", File: "b/t.yaml", Line: 4, Target: "a.io/v1", Instead: &edge.Replacement{Offer: edge.NoneYet}},
+		{Rule: edge.ChartSymlink, From: "b", File: "b/charts/lib", Target: "../x", Reason: "dangling"},
+	})
+	if i := r.Summary.Instead; i.Offered != 1 || i.NoneYet != 1 {
+		t.Errorf("instead %+v", i)
+	}
+	var table bytes.Buffer
+	if err := r.Write(&table, Table, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"INSTEAD", "b/t.yaml:3    a.io/v1 A  K3 storage.snapshots", "b/t.yaml:4    a.io/v1    none yet",
+		"b/charts/lib  ../x       -", "1 offered by the contracts, 1 none yet"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table has no %q:\n%s", want, table.String())
+		}
+	}
+	if strings.Contains(table.String(), "b/charts/lib:0") {
+		t.Errorf("a path finding shows line 0:\n%s", table.String())
+	}
+	var js bytes.Buffer
+	if err := r.Write(&js, JSON, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"instead": {
+        "offer": "K3 storage.snapshots",
+        "k3": [`, `"noneYet": 1`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("json has no %q:\n%s", want, js.String())
+		}
+	}
+}

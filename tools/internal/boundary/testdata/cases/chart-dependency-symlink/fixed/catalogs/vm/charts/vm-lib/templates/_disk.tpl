@@ -1,0 +1,3 @@
+{{- define "vm-lib.disk" -}}
+{{ .Release.Name }}-disk
+{{- end }}

@@ -1,0 +1,1 @@
+../../../shared/_missing.tpl

@@ -1,0 +1,2 @@
+{{/* Shared by the catalog's charts through symbolic links. */}}
+{{- define "postgres.shared" -}}shared{{- end }}

@@ -1,0 +1,3 @@
+{{- define "tenant.fullname" -}}
+{{ .Release.Name }}-tenant
+{{- end }}

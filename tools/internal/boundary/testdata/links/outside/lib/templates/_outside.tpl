@@ -1,0 +1,1 @@
+{{- define "outside.name" -}}outside{{- end }}

@@ -1,0 +1,1 @@
+../../../../../library/lib/templates/_labels.tpl

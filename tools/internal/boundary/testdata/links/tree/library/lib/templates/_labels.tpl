@@ -1,0 +1,3 @@
+{{- define "lib.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+{{- end }}
