@@ -1,7 +1,3 @@
-// Tests of the catalog as a whole: catalog.yaml is valid and builds into an
-// OCI artifact, every ApplicationDefinition decodes strictly and agrees with
-// its chart and with catalog.yaml, and the operator charts' CRDs are what
-// their pinned sources give.
 package services_test
 
 import (

@@ -1,7 +1,3 @@
-// Tests of the catalog as a whole: catalog.yaml is valid and builds into an
-// OCI artifact, every ApplicationDefinition decodes strictly and agrees with
-// its chart and with catalog.yaml, and the operator charts' CRDs are what
-// their pinned sources give and install on a real API server.
 package virtualization_test
 
 import (
@@ -24,8 +20,8 @@ var env *testenv.Env
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{}, &env)) }
 
-// catalog.yaml says what issue 6 asks of the catalog: its name and
-// versions, and the K3 property VMs need.
+// catalog.yaml says what catalogs/virtualization/README.md says of the
+// catalog: its name and versions, and the K3 property VMs need.
 func TestCatalogMetadata(t *testing.T) {
 	cat, err := artifact.LoadCatalog(".")
 	if err != nil {

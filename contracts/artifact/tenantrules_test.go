@@ -251,7 +251,8 @@ func TestCatalogChecksApplicationRights(t *testing.T) {
 // A component that is not privileged gets the application allow-list; the
 // refusals say it may be marked privileged instead, and a privileged one
 // may ask for anything (the cluster operator consents through the
-// Package's allowPrivileged). Issue 15, part 3.
+// Package's allowPrivileged; contracts/artifact/README.md, "Application
+// rights").
 func TestCheckComponentRules(t *testing.T) {
 	p := field.NewPath("variants").Index(0).Child("components").Index(0).Child("rules")
 	for _, tc := range []struct {

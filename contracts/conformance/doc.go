@@ -1,5 +1,7 @@
 // Package conformance checks a catalog against the contracts K1–K6 of a
-// platform version (BRIEF.md section 4; contracts/schemas), the way
+// platform version (contracts/schemas/README.md and the documents of
+// contracts/schemas/v1alpha1; the rules: README.md, "Contracts and
+// conformance"), the way
 // `cozypkg conformance` and the catalogs' own tests run it.
 //
 // Static checks (Check, CheckADFiles) read a catalog directory or a pulled

@@ -1,10 +1,3 @@
-// Package valuesschema holds the rules of an application's values schema
-// (the ApplicationDefinition's openAPISchema, contract K1) that both sides of
-// the contract apply: the application API (cozystack-api) when it defaults a
-// spec, and the conformance suite when it checks what the API would store.
-// One implementation, so the two cannot drift.
-//
-// Schemas and values are decoded JSON: map[string]any, []any and scalars.
 package valuesschema
 
 // Default fills in, in place, every absent property of v whose schema has a

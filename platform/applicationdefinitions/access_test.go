@@ -77,7 +77,8 @@ var accessTable = []accessRow{
 // levelRank orders the levels: view 0 ... super-admin 3; "" is -1.
 func levelRank(level string) int { return slices.Index(v1alpha1.TenantLevels, level) }
 
-// TestTenantRoles (issue 14): users in each of the four groups of tenant
+// TestTenantRoles (K5 "Tenant roles", contracts/schemas/v1alpha1/
+// k5-cozy-lib.md; README.md, "Tenants: who may do what"): users in each of the four groups of tenant
 // acme, of its parent (the root), of its child (acme's dev) and of a
 // sibling (other) send every request of accessTable into acme's
 // namespace, its child's and the sibling's, impersonated against the real
@@ -204,7 +205,8 @@ func waitBound(t *testing.T, ctx context.Context, c client.Client, ns string) {
 	})
 }
 
-// TestApplicationChartsInstallWithTheTenantsRights (issue 14): the
+// TestApplicationChartsInstallWithTheTenantsRights (K5, k5-cozy-lib.md,
+// "The identities releases install as"): the
 // application release installs as the tenant namespace's installer, so a
 // chart that renders a ClusterRole fails with forbidden; the application
 // says Forbidden naming the ClusterRole, and nothing cluster-scoped (nor
@@ -258,7 +260,8 @@ func TestApplicationChartsInstallWithTheTenantsRights(t *testing.T) {
 	}
 }
 
-// TestInstallerIdentitiesAreNarrow (issue 14) attacks the two installer
+// TestInstallerIdentitiesAreNarrow (K5, k5-cozy-lib.md, "The identities
+// releases install as") attacks the two installer
 // identities directly, impersonated as helm-controller would act as them:
 // the Tenant chart's identity of tenant-acme may create and change only
 // the namespaces of acme's own child tenants and their quotas (the policy
@@ -390,7 +393,8 @@ func TestInstallerIdentitiesAreNarrow(t *testing.T) {
 	}
 }
 
-// TestApplicationsHoldOnlyTheirCatalogsRights (issue 15): each catalog's
+// TestApplicationsHoldOnlyTheirCatalogsRights (contracts/artifact/README.md,
+// "Application rights"): each catalog's
 // application releases install as that catalog's installer, which holds
 // only what that catalog declares. Loner's chart renders a ConfigMap, which
 // its catalog (lonerapps) does not declare; another installed catalog

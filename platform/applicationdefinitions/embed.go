@@ -1,10 +1,3 @@
-// Package applicationdefinitions holds the platform's own application kinds
-// (contract K1): their ApplicationDefinitions and the admission policies
-// shipped with them, embedded so that the platform installs them without
-// reading any file at run time.
-//
-// Each *.yaml file holds one or more YAML documents; the charts they serve
-// are under platform/charts.
 package applicationdefinitions
 
 import (

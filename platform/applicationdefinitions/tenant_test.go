@@ -269,7 +269,8 @@ func createTenant(ctx context.Context, dyn dynamic.Interface) func(ns, name stri
 }
 
 // TestTenantWaitsForClusterValues is the failure story of a lagging
-// cozystack-controller (issue 4): in a namespace with no cluster values
+// cozystack-controller (contracts/schemas/v1alpha1/k2-cluster-values.md,
+// "Failure story"): in a namespace with no cluster values
 // yet, an application is accepted, its HelmRelease waits (valuesFrom is not
 // optional), and the application says why; once the values are projected
 // it proceeds. The namespace is made a tenant namespace only later, which

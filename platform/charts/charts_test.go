@@ -1,16 +1,3 @@
-// Tests of the platform's charts. cozy-lib (contract K5) is rendered through
-// testdata/consumer, a chart that calls each public helper once: good
-// values give the golden output under testdata/golden, a missing or empty
-// required key fails the render with a message naming the key, and the
-// helper list of contracts/schemas/v1alpha1/k5-cozy-lib.json is exactly the
-// set of helpers cozy-lib defines outside cozy-lib.internal.
-//
-// The tenant chart (the platform's own application chart) has value cases
-// in testdata/cases/tenant/<case>.yaml: TestTenantGolden renders them to
-// testdata/golden/tenant/<case>.yaml (go test -update rewrites them), and
-// TestInjection writes payloads that start a new manifest into every
-// string field and map key of its values schema and checks that the
-// release's objects stay the same (charttest.RunInjection).
 package charts_test
 
 import (
@@ -229,7 +216,8 @@ func TestCozyLibRenderErrors(t *testing.T) {
 }
 
 // A reader of a key K2 does not define fails: charts must read only keys
-// something writes (BRIEF.md, weakness 9).
+// something writes (contracts/schemas/v1alpha1/k5-cozy-lib.md,
+// "Readers").
 func TestCozyLibUnknownKey(t *testing.T) {
 	c := loadConsumer(t)
 	c.Templates = []*chart.File{{Name: "templates/bad.yaml", Data: []byte(`{{ include "cozy-lib.cluster.optional" (list "root-hostname" $) }}`)}}

@@ -10,7 +10,8 @@ func TestLoadPinsEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The issue pins these; a change here is a deliberate upgrade.
+	// versions.yaml pins these (README.md, "Pinned versions"); a change
+	// here is a deliberate upgrade.
 	want := map[string]string{
 		"kube-apiserver":          "k8s.io/kubernetes@v1.37.2",
 		"kube-controller-manager": "k8s.io/kubernetes@v1.37.2",

@@ -1,15 +1,3 @@
-// Package testenv starts a real local control plane (package localcp) for
-// integration and end-to-end tests: etcd, kube-apiserver and
-// kube-controller-manager always; helm-controller and the OCI registry on
-// demand. Processes are children of the test binary and die with it.
-//
-// The binaries must be built first (`make build`); a missing binary fails the
-// test with that instruction rather than skipping it.
-//
-// Share one control plane per package from TestMain:
-//
-//	var env *testenv.Env
-//	func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{}, &env)) }
 package testenv
 
 import (

@@ -1,7 +1,3 @@
-// Package build makes a catalog artifact (format: cozystack.io/contracts/
-// artifact, README.md) from a catalog directory: catalog.yaml, the chart
-// and library directories it names, and the definition files of
-// applicationdefinitions/.
 package build
 
 import (

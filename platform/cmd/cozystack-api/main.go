@@ -1,7 +1,3 @@
-// Command cozystack-api is the aggregated API server of the application API
-// (apps.cozystack.io/v1alpha1): one resource per ApplicationDefinition,
-// stored as Flux HelmReleases. See package
-// cozystack.io/platform/internal/apiserver.
 package main
 
 import (

@@ -1,8 +1,3 @@
-// Command cozystack-controller runs the platform's reconcilers under one
-// leader-elected controller-runtime manager: today the K2 projection of
-// ClusterValues into every tenant namespace (package
-// cozystack.io/platform/internal/controller/clustervalues). See package
-// cozystack.io/platform/internal/controller/runner for the options.
 package main
 
 import (

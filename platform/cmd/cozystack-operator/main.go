@@ -1,10 +1,3 @@
-// Command cozystack-operator delivers catalogs: it pulls each
-// PackageSource's OCI artifact, verifies it, serves its charts to
-// helm-controller as ExternalArtifacts, and installs Packages as
-// HelmReleases through least-privilege ServiceAccounts, under one
-// leader-elected controller-runtime manager. See package
-// cozystack.io/platform/internal/operator for the options and README.md
-// ("Catalog delivery") for a walk-through.
 package main
 
 import (

@@ -1,6 +1,3 @@
-// Package adfixtures decodes the 25 upstream ApplicationDefinitions that
-// tests read from ../shared (testenv.UpstreamADs). Only tests use it: the
-// product never reads ../shared.
 package adfixtures
 
 import (

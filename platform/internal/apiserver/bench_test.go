@@ -210,8 +210,8 @@ func p50(d []time.Duration) time.Duration {
 }
 
 // BenchmarkApplicationAPI measures the application API against the
-// HelmReleases it stores, side by side in one run, A/B interleaved (issue
-// targets in parentheses): sequential creates against creates of the same
+// HelmReleases it stores, side by side in one run, A/B interleaved
+// (targets in parentheses): sequential creates against creates of the same
 // HelmRelease written directly (see directHelmRelease; p50 ratio <= 1.5;
 // creates through the aggregation floor, see aggregationFloor, are timed
 // alongside as the lowest ratio an aggregated API reaches), lists of

@@ -92,7 +92,8 @@ func TestKindChangesAndLeavesAtRunTime(t *testing.T) {
 	}
 }
 
-// TestWatchesEndWithTheirKind (issue 16, part 1): a watch across all
+// TestWatchesEndWithTheirKind (K1 "Lifecycle of a kind",
+// contracts/schemas/v1alpha1/k1-application.md): a watch across all
 // namespaces on a kind ends within 2 s of its ApplicationDefinition's
 // deletion (the stream closes, so informers relist), and a watch resumed
 // from a resourceVersion read before the kind was defined anew gets 410
@@ -178,7 +179,8 @@ func TestWatchesEndWithTheirKind(t *testing.T) {
 	w2.Stop()
 }
 
-// TestRenamedPlural (issue 16, part 1): an ApplicationDefinition whose
+// TestRenamedPlural (K1 "Lifecycle of a kind"): an ApplicationDefinition
+// whose
 // plural changes ends the watches on the old resource, discovery moves to
 // the new one, and the objects are read under the new name, unchanged.
 func TestRenamedPlural(t *testing.T) {
@@ -236,7 +238,8 @@ func TestRenamedPlural(t *testing.T) {
 	}
 }
 
-// TestRemovingAKindInUse (issue 16, part 2): an ApplicationDefinition
+// TestRemovingAKindInUse (K1 "Removing a kind that has applications"): an
+// ApplicationDefinition
 // deleted while applications of its kind exist stays, served with reason
 // Terminating naming their count and namespaces; creates are refused,
 // reads go on, and their HelmReleases are untouched. Removing its

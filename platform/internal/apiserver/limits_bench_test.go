@@ -42,7 +42,8 @@ func kubeAPIServerPID(b *testing.B) int {
 // nests 1,000 and 5,000 levels deep (refused before decoding, package
 // bodydepth) against the CPU kube-apiserver spends on the same nesting
 // sent to it directly as a HelmRelease's values (a dry-run create), side by
-// side in one run; target ratio ≤ 2 (issue 12). Before the limit,
+// side in one run; target ratio ≤ 2 (the limit is K1's "Request limits",
+// contracts/schemas/v1alpha1/k1-application.md). Before the limit,
 // cozystack-api spent 20-35 s of CPU on one body of depth 10,000. Also the
 // time a GET at a future resourceVersion takes through cozystack-api
 // against kube-apiserver's own answer (target: ratio about 1).

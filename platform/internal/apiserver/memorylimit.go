@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// DefaultMemoryLimit keeps the server's resident memory under the issue's
-// 170 MiB after a 5,000-object list (BenchmarkApplicationAPI): a list
+// DefaultMemoryLimit keeps the server's resident memory under the
+// 170 MiB BenchmarkApplicationAPI holds it to after a 5,000-object list (BenchmarkApplicationAPI): a list
 // allocates far more than the server keeps, and without a limit the Go
 // runtime holds on to the peak. It bounds the runtime's memory only; the
 // mapped binary adds about 50 MiB to the resident set, and the live heap

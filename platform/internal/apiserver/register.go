@@ -32,9 +32,10 @@ type Registration struct {
 // RegisterLocal creates or updates the ExternalName Service (pointing at
 // localhost) and the APIService v1alpha1.apps.cozystack.io. An ExternalName
 // Service is used because kube-apiserver would otherwise dial the Service's
-// cluster IP, and nothing here may send traffic off loopback (brief,
-// section 3). In a real cluster the Helm chart registers a ClusterIP
-// Service instead.
+// cluster IP, and on the local control plane nothing may dial the service
+// range (README.md, "The local control plane": aggregated servers are
+// registered behind an ExternalName Service pointing at localhost). In a
+// real cluster the Helm chart registers a ClusterIP Service instead.
 func RegisterLocal(ctx context.Context, c client.Client, r Registration) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.Namespace}}
 	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -1,10 +1,3 @@
-// Package apiserver is cozystack-api: an aggregated API server (on
-// k8s.io/apiserver) serving apps.cozystack.io/v1alpha1 with one namespaced
-// resource per ApplicationDefinition (contract K1). Kinds come from a watch
-// on ApplicationDefinitions (package definitions) and are swapped in at run
-// time (Applications); objects are stored as Flux HelmReleases through the
-// storage a StorageFactory builds. Authentication and authorization are
-// delegated to kube-apiserver (RBAC).
 package apiserver
 
 import (

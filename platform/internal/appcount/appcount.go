@@ -1,7 +1,3 @@
-// Package appcount says how many applications of a kind exist and where,
-// in the one form cozystack-api (the Served condition of a deleted or
-// unserved ApplicationDefinition) and cozystack-operator (a PackageSource's
-// KindInUse) both report (contract K1, "Lifecycle of a kind").
 package appcount
 
 import (

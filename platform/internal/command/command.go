@@ -1,10 +1,3 @@
-// Package command is how every platform binary (cozystack-api,
-// cozystack-controller, cozystack-operator) handles its command line: a
-// cobra command with klog's flags, a context cancelled on SIGINT and
-// SIGTERM, controller-runtime logging through klog, and fixed exit codes:
-// 0 when the binary stopped cleanly, 1 on any error (printed as
-// "error: ..." on stderr), 2 on a usage error (an unknown flag, or an
-// argument a binary does not take).
 package command
 
 import (

@@ -1,6 +1,3 @@
-// Package health registers the health checks every controller-runtime
-// manager of the platform (cozystack-controller, cozystack-operator) serves
-// on its health-probe address.
 package health
 
 import (

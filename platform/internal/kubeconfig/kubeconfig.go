@@ -1,5 +1,3 @@
-// Package kubeconfig loads the client configuration of the platform's
-// controller-runtime binaries (cozystack-controller, cozystack-operator).
 package kubeconfig
 
 import (

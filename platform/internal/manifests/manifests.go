@@ -1,6 +1,3 @@
-// Package manifests decodes the platform's embedded YAML manifests: every
-// *.yaml file of a file system, in file-name order, each holding one or
-// more YAML documents.
 package manifests
 
 import (

@@ -1,6 +1,7 @@
 package operator_test
 
-// Issue 5's benchmark: pull, verify, unpack and serve a catalog of 30
+// The operator's catalog-pull benchmark (`make bench`, README.md "Make
+// targets"): pull, verify, unpack and serve a catalog of 30
 // charts from the local registry, against `oras pull` of the same artifact
 // in the same run (the oras CLI pinned in sdk/localcp/versions.yaml, built
 // by `make bench`). Target: p50 ratio ≤ 1.5.

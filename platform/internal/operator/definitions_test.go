@@ -210,7 +210,9 @@ func patchTag(t *testing.T, name, tag string) {
 	}
 }
 
-// TestCatalogExtendsTenantRoles (issue 14): installing a catalog adds its
+// TestCatalogExtendsTenantRoles (K5 "Tenant roles",
+// contracts/schemas/v1alpha1/k5-cozy-lib.md, "What a catalog declares"):
+// installing a catalog adds its
 // kinds to the platform's tenant roles, with no change to the platform: the
 // operator writes the ClusterRoles of the catalog's applications[].
 // tenantRoles and .rules, labelled for aggregation, and kube-controller-
@@ -331,7 +333,8 @@ func claimingCatalog(t *testing.T, catalog, def, kind, plural string) string {
 	return dir
 }
 
-// TestDecoyPluralPolicyRefused (issue 15, part 5): a catalog shipping a
+// TestDecoyPluralPolicyRefused (K1 "Who serves a kind",
+// contracts/schemas/v1alpha1/k1-application.md): a catalog shipping a
 // decoy ApplicationDefinition with another catalog's plural, and a policy
 // on it, gets Conflict naming the policy and the owner of the plural; the
 // policy is not installed (creates of the other catalog's kind are not

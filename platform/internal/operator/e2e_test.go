@@ -1,6 +1,7 @@
 package operator_test
 
-// End-to-end tests of issue 5's acceptance list, on the real local control
+// End-to-end tests of catalog delivery (README.md, "Catalog delivery"), on
+// the real local control
 // plane: kube-apiserver, kube-controller-manager, the real helm-controller
 // (with ExternalArtifact enabled) and the real CNCF Distribution registry.
 // The operator runs in this process; helm-controller downloads the charts
@@ -57,7 +58,8 @@ func simpleCatalog(t *testing.T, name, version, namespace, greeting string) stri
 }
 
 // privilegedCatalog is simpleCatalog with the component privileged, so a
-// Package allowed privileges installs it into any namespace (issue 15).
+// Package allowed privileges installs it into any namespace (README.md,
+// "Catalog delivery", "What a third-party catalog gets").
 func privilegedCatalog(t *testing.T, name, version, namespace, greeting string) string {
 	t.Helper()
 	return componentCatalog(t, name, version, namespace, greeting, "\n        privileged: true")
@@ -243,7 +245,8 @@ func TestAcceptance(t *testing.T) {
 		t.Errorf("Role cozy-echo/%s rules %+v, want %+v", echo, role.Rules, want)
 	}
 	// Helm's records are kept in the Package's release storage namespace,
-	// the only place the installer may touch Secrets (issue 15).
+	// the only place the installer may touch Secrets (README.md, "Catalog
+	// delivery", "RBAC").
 	storage := names.StorageNamespace("demo")
 	if hr.Spec.StorageNamespace != storage {
 		t.Errorf("HelmRelease %s: storageNamespace %q, want %q", echo, hr.Spec.StorageNamespace, storage)
@@ -349,7 +352,7 @@ variants:
         chart: charts/app
         namespace: `+ns+`
         # Only a privileged component may install into a tenant's
-        # namespace (issue 15).
+        # namespace (README.md, "What a third-party catalog gets").
         privileged: true`+configMapRule+`
         values: {b: catalog, c: catalog, d: catalog}
 `, chart{dir: "charts/app", values: "a: chart\nb: chart\nc: chart\nd: chart\n"})

@@ -23,7 +23,9 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
-// TestKindInUse is issue 16's acceptance, against the whole platform: the
+// TestKindInUse checks K1 "Removing a kind that has applications"
+// (contracts/schemas/v1alpha1/k1-application.md) against the whole
+// platform: the
 // real operator, cozystack-api (through kube-apiserver's aggregation),
 // helm-controller, registry, kube-apiserver and etcd. A catalog upgrade
 // that drops a kind with applications waits (KindInUse, naming their count

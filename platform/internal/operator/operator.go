@@ -1,14 +1,3 @@
-// Package operator builds cozystack-operator (BRIEF.md section 3; issue 5,
-// parts 3 and 4): one controller-runtime manager, leader-elected on a Lease
-// in cozy-system, running
-//   - the PackageSource reconciler (package packagesource): pull, verify,
-//     check requirements, publish ExternalArtifacts;
-//   - the Package reconciler (package pkg): HelmReleases with
-//     least-privilege identities, guards and cleanup;
-//   - the artifact server (package artifactserver), serving chart archives
-//     from the store (package store) to helm-controller.
-//
-// Command cozystack-operator is its flags and a call to Run.
 package operator
 
 import (

@@ -1,6 +1,7 @@
 package operator_test
 
-// Issue 12, part 2: the operator decides ownership by the controller
+// README.md, "Catalog delivery", "Ownership": the operator decides
+// ownership by the controller
 // reference to the Package's UID, never by labels or annotations, which a
 // tenant can set on its own objects (an application's labels reach its
 // HelmRelease).

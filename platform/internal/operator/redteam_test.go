@@ -29,7 +29,8 @@ import (
 	"cozystack.io/platform/internal/operator/names"
 )
 
-// The red-team catalogs of issue 15 share one victim: catalog rtvictim,
+// The red-team catalogs (README.md, "Catalog delivery", "What a
+// third-party catalog gets") share one victim: catalog rtvictim,
 // with a component in namespace e2e-rtvictim and an application kind
 // (Rtgizmo, plural rtgizmos) shipped with an admission policy.
 const (
@@ -195,7 +196,8 @@ func snapshot(t *testing.T) map[string]string {
 	return out
 }
 
-// TestRedTeamCatalogs is issue 15's acceptance: one catalog per attack a
+// TestRedTeamCatalogs checks what README.md ("Catalog delivery", "What a
+// third-party catalog gets") promises: one catalog per attack a
 // third-party catalog author can make, built with cozypkg's build (or
 // forged where the build refuses to make it), installed through a
 // PackageSource and a Package without allowPrivileged unless the row says

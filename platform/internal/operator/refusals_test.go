@@ -1,7 +1,7 @@
 package operator_test
 
-// Each refusal of issue 5's acceptance list: a clear condition and nothing
-// half created.
+// Each refusal of README.md, "Catalog delivery" ("Refusals leave nothing
+// behind"): a clear condition and nothing half created.
 
 import (
 	"archive/tar"
@@ -149,7 +149,8 @@ func TestUnsafeArchive(t *testing.T) {
 		t.Errorf("the unsafe artifact was stored (stat: %v)", err)
 	}
 
-	// Issue 15, part 6: the refused revision is not pulled again, and the
+	// The refused revision is not pulled again (README.md, "Catalog
+	// delivery", "Refusals leave nothing behind"), and the
 	// retries back off visibly. With the chart gone from the layout, a
 	// second pull would fail otherwise (PullFailed).
 	if err := os.Remove(filepath.Join(dir, "blobs", "sha256", layer.Digest.Encoded())); err != nil {
@@ -372,7 +373,8 @@ subjects:
 	}
 }
 
-// TestNamespaceEscape (issue 15): a component that is not privileged
+// TestNamespaceEscape (README.md, "Catalog delivery", "What a
+// third-party catalog gets"): a component that is not privileged
 // installs only into a namespace of its own catalog, one the operator
 // creates for its Package. Into the system's, a tenant's, another
 // Package's or one made by hand it is refused before anything is written,
@@ -446,7 +448,8 @@ func configMapVerbs(verbs string) string {
 	return `{apiGroups: [""], resources: [configmaps], verbs: [` + verbs + `]}`
 }
 
-// TestPrivilegesNeedApproval (issue 15, part 4): allowPrivileged consents to
+// TestPrivilegesNeedApproval (README.md, "Catalog delivery", "What a
+// third-party catalog gets"): allowPrivileged consents to
 // what the Package is granted when it installs; a revision asking for more
 // stops with PrivilegeChangeRequiresApproval, listing the new rights and
 // the digest, keeps the installed revision (suspended) and widens nothing;
@@ -526,7 +529,8 @@ func TestPrivilegesNeedApproval(t *testing.T) {
 	})
 }
 
-// TestDuplicateCatalogName (issue 15, part 5): a second PackageSource
+// TestDuplicateCatalogName (README.md, "Catalog delivery", "Refusals leave
+// nothing behind"): a second PackageSource
 // serving a catalog by the name of one already served is refused with
 // Conflict naming the first, publishes nothing, and the first catalog's
 // Package stays Installed.
@@ -554,7 +558,8 @@ func TestDuplicateCatalogName(t *testing.T) {
 	waitSource(t, "dupa", "still Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
 }
 
-// TestOversizedStatus (issue 15, part 6): a catalog whose declarations
+// TestOversizedStatus (README.md, "Catalog delivery", "What a
+// third-party catalog gets"): a catalog whose declarations
 // would not fit in the PackageSource's status (a component with 1600 KiB of
 // values) is refused with a short condition naming the largest part, its
 // status is written (no re-pull loop without a word), and nothing is
@@ -615,7 +620,8 @@ variants:
 `, name), chart{dir: "charts/web", templates: map[string]string{"hook.yaml": hook, "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-own\n"}})
 }
 
-// TestHooksNeverRun (issue 15, part 5): Helm creates hook objects outside
+// TestHooksNeverRun (README.md, "Catalog delivery", "What a third-party
+// catalog gets"): Helm creates hook objects outside
 // the release's ownership checks, and a before-hook-creation hook deletes
 // whatever holds its name. A privileged Package's pre-install hook named
 // after another Package's ConfigMap does not run: that ConfigMap keeps its

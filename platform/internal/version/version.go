@@ -1,7 +1,3 @@
-// Package version holds the platform's release version, the one catalogs
-// compare their minPlatformVersion with (BRIEF.md section 4; issue 5,
-// "Guards"). Release builds may override it with
-// -ldflags "-X cozystack.io/platform/internal/version.override=1.2.3".
 package version
 
 // Platform is the SemVer 2.0 version of this platform release (no leading

@@ -1,14 +1,3 @@
-// Command cozystack-local builds and runs a real local Kubernetes control
-// plane (etcd, kube-apiserver, kube-controller-manager, Flux helm-controller,
-// a CNCF Distribution registry) from the versions pinned in
-// sdk/localcp/versions.yaml, as host processes on loopback.
-//
-//	cozystack-local build    build the pinned binaries into .cache/bin
-//	cozystack-local up       start the control plane (state in .cache/local)
-//	cozystack-local status   show each component's health
-//	cozystack-local env      print the shell exports to use it
-//	cozystack-local smoke    install a chart through helm-controller and check it
-//	cozystack-local down     stop every process it started
 package main
 
 import (
@@ -173,7 +162,7 @@ func newDown(g *globals) *cobra.Command {
 func newEnv(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "env",
-		Short: "Print shell exports (KUBECONFIG, PATH) for the running control plane: eval \"$(cozystack-local env)\"",
+		Short: "Print shell exports (KUBECONFIG, PATH, and COZYSTACK_REGISTRY when the registry runs) for the running control plane: eval \"$(cozystack-local env)\"",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := localcp.ReadState(g.stateDir())
 			if err != nil {
@@ -321,7 +310,7 @@ func newMainJob(g *globals) *cobra.Command {
 	var timeout time.Duration
 	c := &cobra.Command{
 		Use:   "main-job",
-		Short: "Publish and install the platform's and both service catalogs, then create a tenant and a Postgres in it (needs cozystack-api, -controller and -operator running; make demo starts them)",
+		Short: "Publish and install the platform's and both service catalogs, then create a tenant with a Postgres and a VMInstance (needs cozystack-api, -controller and -operator running; make demo starts them)",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := localcp.ReadState(g.stateDir())
 			if err != nil {

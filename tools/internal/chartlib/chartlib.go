@@ -1,10 +1,3 @@
-// Package chartlib packages a Helm library chart (cozy-lib, contract K5)
-// reproducibly and vendors the package into the charts that depend on it,
-// leaving what `helm dependency build` leaves after a pull from the OCI
-// registry: charts/<name>-<version>.tgz and a Chart.lock. The vendored
-// copies are committed in the catalogs, so a catalog builds without the
-// platform's sources; Check proves a copy is what packaging the library's
-// sources gives.
 package chartlib
 
 import (

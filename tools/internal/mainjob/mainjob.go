@@ -1,15 +1,3 @@
-// Package mainjob is the main job of the project, end to end on a running
-// cluster where cozystack-api, cozystack-controller and cozystack-operator
-// already run (`make demo` starts them on the local control plane): as the
-// cluster operator, publish the platform's own catalog and both service
-// catalogs to the OCI registry and install them (PackageSources, whose
-// artifacts carry the ApplicationDefinitions cozystack-operator installs,
-// Packages, cluster values, the root tenant); then, as a
-// tenant, create a child Tenant and a Postgres in it and wait until both
-// are Ready.
-//
-// Every step prints one line of progress; an error names the step and the
-// last state seen.
 package mainjob
 
 import (

@@ -3,6 +3,7 @@
 // This file is never built (the crdpins tag is never set); `go mod tidy`
 // reads it all the same, so go.mod keeps requiring the Go modules whose API
 // types crds.yaml generates CRDs from, at the versions pinned there.
+
 package main
 
 import (

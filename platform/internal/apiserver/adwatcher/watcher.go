@@ -1,13 +1,3 @@
-// Package adwatcher keeps the application API's set of served kinds in
-// step with the ApplicationDefinitions in the cluster, and reports on each
-// AD whether its kind is served (condition Served, K1). ADs are watched:
-// kinds come and go at run time, without a restart, and a bad AD disables
-// only its own kind (brief, section 5, weaknesses 1 and 2).
-//
-// A kind never leaves while it has applications: every AD carries
-// v1alpha1.FinalizerApplications, and a deleted AD whose kind still has
-// applications stays served, with reason Terminating naming how many and
-// where, until the last is deleted (contract K1, "Lifecycle of a kind").
 package adwatcher
 
 import (
@@ -17,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -157,7 +148,9 @@ func (w *Watcher) resolve(ctx context.Context) (waiting bool, err error) {
 		u := w.usage(ad, ads, set)
 		switch {
 		case ad.DeletionTimestamp.IsZero():
-			err = w.setFinalizer(ctx, ad, true)
+			if err := w.setFinalizer(ctx, ad, true); err != nil {
+				errs = append(errs, err.Error())
+			}
 		case u.release:
 			// Gone with the finalizer: no status to write.
 			if err := w.setFinalizer(ctx, ad, false); err != nil {
@@ -166,9 +159,6 @@ func (w *Watcher) resolve(ctx context.Context) (waiting bool, err error) {
 			continue
 		default:
 			waiting = true
-		}
-		if err != nil {
-			errs = append(errs, err.Error())
 		}
 		if err := w.writeStatus(ctx, ad, set, u.note); err != nil {
 			errs = append(errs, err.Error())
@@ -285,9 +275,10 @@ func (w *Watcher) setFinalizer(ctx context.Context, ad *v1alpha1.ApplicationDefi
 // empty, ends the Served message (the applications of its kind that keep a
 // deleted AD, or that an AD which is not served leaves unseen).
 func DesiredStatus(ad *v1alpha1.ApplicationDefinition, set *appkinds.Set, note string) v1alpha1.ApplicationDefinitionStatus {
-	st := *ad.Status.DeepCopy()
+	out := ad.DeepCopy()
+	st := &out.Status
 	st.ObservedGeneration = ad.Generation
-	cond := metav1.Condition{Type: v1alpha1.ConditionServed, ObservedGeneration: ad.Generation}
+	cond := metav1.Condition{Type: v1alpha1.ConditionServed}
 	if f, bad := set.Failures[ad.Name]; bad {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, f.Reason, f.Message
 		st.Group, st.Version, st.Resource = "", "", ""
@@ -308,8 +299,11 @@ func DesiredStatus(ad *v1alpha1.ApplicationDefinition, set *appkinds.Set, note s
 		}
 		st.Group, st.Version, st.Resource = appkinds.Group, appkinds.Version, k.Plural
 	}
-	apimeta.SetStatusCondition(&st.Conditions, cond)
-	return st
+	// fluxcd/pkg/runtime's conditions, as every reconciler of the
+	// platform writes them: observedGeneration is the AD's, and
+	// lastTransitionTime moves only with the status, reason or message.
+	conditions.Set(out, &cond)
+	return out.Status
 }
 
 func (w *Watcher) writeStatus(ctx context.Context, ad *v1alpha1.ApplicationDefinition, set *appkinds.Set, note string) error {

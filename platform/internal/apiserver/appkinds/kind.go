@@ -1,8 +1,3 @@
-// Package appkinds turns ApplicationDefinitions into the set of kinds the
-// application API serves (contract K1). Compile checks one AD on its own;
-// Resolve decides, deterministically, which of several ADs wins a contested
-// name. A bad AD disables only its own kind: it gets Served=False with a
-// reason and a message naming the fix, and every other kind keeps serving.
 package appkinds
 
 import (

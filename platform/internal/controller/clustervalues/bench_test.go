@@ -18,7 +18,8 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
-// benchNamespaces is the scale of the K2 benchmark (issue 4): tenant
+// benchNamespaces is the scale of the K2 benchmark
+// (contracts/schemas/v1alpha1/k2-cluster-values.md, "Scale"): tenant
 // namespaces projected into.
 const benchNamespaces = 1000
 

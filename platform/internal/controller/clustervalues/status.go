@@ -5,7 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
@@ -137,23 +138,25 @@ func invalidSpecConditions(generation int64, cause error) []metav1.Condition {
 	}
 }
 
-// applyConditions sets want on *conds (keeping lastTransitionTime of
-// unchanged statuses) and removes Reconciling and Stalled when want lacks
-// them. It reports whether *conds changed.
-func applyConditions(conds *[]metav1.Condition, want []metav1.Condition) bool {
-	changed := false
-	for _, c := range want {
-		if apimeta.SetStatusCondition(conds, c) {
-			changed = true
+// applyConditions sets want on obj with fluxcd/pkg/runtime's conditions
+// (keeping lastTransitionTime of unchanged statuses; observedGeneration is
+// obj's) and removes Reconciling and Stalled when want lacks them. It
+// reports whether obj's conditions changed.
+func applyConditions(obj conditions.Setter, want []metav1.Condition) bool {
+	before := slices.Clone(obj.GetConditions())
+	for i := range want {
+		conditions.Set(obj, &want[i])
+	}
+	for _, t := range ownedConditions {
+		if !slices.ContainsFunc(want, func(c metav1.Condition) bool { return c.Type == t }) {
+			conditions.Delete(obj, t)
 		}
 	}
-	for _, t := range []string{v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled} {
-		if !slices.ContainsFunc(want, func(c metav1.Condition) bool { return c.Type == t }) && apimeta.RemoveStatusCondition(conds, t) {
-			changed = true
-		}
-	}
-	return changed
+	return !equality.Semantic.DeepEqual(before, obj.GetConditions())
 }
+
+// ownedConditions are the condition types the projection writes.
+var ownedConditions = []string{v1alpha1.ConditionReady, v1alpha1.ConditionProjected, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled}
 
 func condition(typ string, status bool, reason string, generation int64, format string, args ...any) metav1.Condition {
 	s := metav1.ConditionFalse

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -108,7 +109,7 @@ func (r *statusReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 	updated.Status.ObservedGeneration = cv.Generation
 	updated.Status.TotalNamespaces = s.total
 	updated.Status.ProjectedNamespaces = s.projected
-	applyConditions(&updated.Status.Conditions, conds)
+	applyConditions(updated, conds)
 	if equality.Semantic.DeepEqual(cv.Status, updated.Status) {
 		return ctrl.Result{}, nil
 	}
@@ -120,7 +121,13 @@ func (r *statusReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
 	}
-	if err := r.client.Status().Update(ctx, updated); err != nil {
+	// fluxcd/pkg/runtime's patch helper: the conditions the projection
+	// owns overwrite the stored ones, the rest of the status is merged.
+	helper, err := patch.NewHelper(cv, r.client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := helper.Patch(ctx, updated, patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(v1alpha1.ManagedByController)); err != nil {
 		switch {
 		case apierrors.IsConflict(err):
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil

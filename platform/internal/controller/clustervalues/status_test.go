@@ -125,27 +125,27 @@ func TestInvalidSpecConditions(t *testing.T) {
 // removes Reconciling and Stalled once they no longer apply.
 func TestApplyConditions(t *testing.T) {
 	lagging := summarize(2, []nsStatus{{name: "a", state: nsLagging, carried: 1}}).conditions()
-	var conds []metav1.Condition
-	if !applyConditions(&conds, lagging) {
+	cv := &v1alpha1.ClusterValues{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
+	if !applyConditions(cv, lagging) {
 		t.Fatal("first apply reported no change")
 	}
-	if applyConditions(&conds, lagging) {
+	if applyConditions(cv, lagging) {
 		t.Error("re-applying the same conditions reported a change")
 	}
-	before := apimeta.FindStatusCondition(conds, v1alpha1.ConditionReady).LastTransitionTime
+	before := apimeta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionReady).LastTransitionTime
 	time.Sleep(1100 * time.Millisecond) // transition times have second precision
 	done := summarize(2, []nsStatus{{name: "a", carried: 2}}).conditions()
-	if !applyConditions(&conds, done) {
+	if !applyConditions(cv, done) {
 		t.Fatal("converging reported no change")
 	}
-	if apimeta.FindStatusCondition(conds, v1alpha1.ConditionReconciling) != nil {
+	if apimeta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionReconciling) != nil {
 		t.Error("Reconciling was not removed")
 	}
-	if after := apimeta.FindStatusCondition(conds, v1alpha1.ConditionReady).LastTransitionTime; !after.After(before.Time) {
+	if after := apimeta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionReady).LastTransitionTime; !after.After(before.Time) {
 		t.Errorf("Ready flipped but lastTransitionTime stayed %v", after)
 	}
-	got := make([]string, 0, len(conds))
-	for _, c := range conds {
+	got := make([]string, 0, len(cv.Status.Conditions))
+	for _, c := range cv.Status.Conditions {
 		got = append(got, c.Type+"="+string(c.Status))
 	}
 	if diff := cmp.Diff([]string{"Ready=True", "Projected=True"}, got); diff != "" {

@@ -1,10 +1,3 @@
-// Package runner builds cozystack-controller: one controller-runtime
-// manager (leader election on a Lease, metrics and health endpoints on
-// loopback by default) running the platform's reconcilers: the K2
-// projection (package clustervalues) and the tenant roles (package
-// tenantrbac, with the cluster-wide roles of platform/tenantaccess applied
-// at start). Command cozystack-controller is its
-// flags and a call to Run.
 package runner
 
 import (

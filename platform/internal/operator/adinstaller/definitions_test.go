@@ -214,7 +214,8 @@ func TestInstall(t *testing.T) {
 	}
 }
 
-// TestPolicyGoesWithItsKind (issue 15, part 5): a policy lives as long as
+// TestPolicyGoesWithItsKind (K1 "Who serves a kind",
+// contracts/schemas/v1alpha1/k1-application.md): a policy lives as long as
 // the kind it guards: deleting the ApplicationDefinition, however it goes,
 // lets the garbage collector (kube-controller-manager) remove its policy
 // and the policy's binding.
@@ -267,7 +268,8 @@ func TestRebind(t *testing.T) {
 
 // CheckBound refuses an ApplicationDefinition that, after Rebind, names
 // another source's chart, a chart by chartRef, or a component that is not
-// one of the catalog's applications (issue 15).
+// one of the catalog's applications (contracts/artifact/README.md,
+// "Definitions: the ApplicationDefinitions and their policies").
 func TestCheckBound(t *testing.T) {
 	ad := func(release map[string]any) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"release": release}}}

@@ -1,13 +1,3 @@
-// Package artifactserver serves the chart archives of the revisions
-// PackageSources serve, over plain HTTP, to helm-controller, which
-// downloads them from the URLs in ExternalArtifact status and checks their
-// SHA-256 digest (issue 5, part 3: "serves each component's chart over
-// HTTP"; BRIEF.md section 3: no source-controller is needed).
-//
-// URLs are content-addressed: /<packagesource>/<chart digest>/<chart
-// name>-<chart version>.tgz. A new revision gets new URLs, so the bytes
-// under a URL never change, and a URL is served only while the named
-// PackageSource serves a revision holding that chart.
 package artifactserver
 
 import (

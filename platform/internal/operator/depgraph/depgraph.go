@@ -1,11 +1,3 @@
-// Package depgraph finds dependency cycles among the HelmReleases the
-// operator would create: components depend on components of their variant
-// (components[].dependsOn) and on every component of the Packages that
-// install the catalogs their variant depends on (variants[].dependsOn).
-// A cycle would leave every HelmRelease on it waiting forever, so the
-// Package reconciler refuses it before creating anything (issue 5, part 3:
-// "ordered by dependsOn across components and packages"; reason
-// DependencyCycle).
 package depgraph
 
 import (

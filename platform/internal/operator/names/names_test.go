@@ -57,7 +57,8 @@ func TestHelmReleaseNames(t *testing.T) {
 			t.Errorf("ClusterRBAC(%s) = %q: %v", key, cr, msgs)
 		}
 	}
-	// The pair collision of the system we follow, named in the brief.
+	// The pair collision of the system we follow (README.md, "Catalog
+	// delivery", "Names").
 	if HelmRelease("acme.web", "x") == HelmRelease("acme-web", "x") {
 		t.Error("acme.web and acme-web map to the same HelmRelease")
 	}

@@ -53,9 +53,10 @@ func (r *Reconciler) get(ctx context.Context, obj client.Object) (client.Object,
 // guard returns the objects of ds that exist and are not Package p's
 // (controlledBy), with their owners (see conflictMessage); none when p may
 // write all of them. It runs before anything is written, so a conflict leaves
-// nothing half created (issue 5, "Guards": never overwrite a HelmRelease
-// another Package owns), and an object someone labelled or annotated as
-// p's is never adopted.
+// nothing half created and a HelmRelease another Package owns is never
+// overwritten (README.md, "Catalog delivery", "Refusals leave nothing
+// behind" and "Ownership"), and an object someone labelled or annotated
+// as p's is never adopted.
 func (r *Reconciler) guard(ctx context.Context, p *v1alpha1.Package, ds []*desired) ([]conflict, error) {
 	var conflicts []conflict
 	for _, d := range ds {

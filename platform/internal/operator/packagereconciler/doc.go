@@ -1,6 +1,7 @@
-// Package packagereconciler is the Package reconciler of cozystack-operator (issue 5,
-// parts 3 and 4). For each Package it installs one variant of its
-// PackageSource's catalog: one HelmRelease per enabled component, in the
+// Package packagereconciler is the Package reconciler of cozystack-operator
+// (its rules: README.md, "Catalog delivery"; the catalog it installs:
+// contracts/artifact/README.md). For each Package it installs one variant
+// of its PackageSource's catalog: one HelmRelease per enabled component, in the
 // component's namespace, whose chartRef is the ExternalArtifact the
 // PackageSource reconciler publishes for that component, ordered by
 // dependsOn across components and Packages, with values layered chart

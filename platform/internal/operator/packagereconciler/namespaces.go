@@ -15,7 +15,8 @@ import (
 )
 
 // systemNamespaces are the namespaces of Kubernetes, the platform and Flux,
-// which no component that is not privileged may install into (issue 15).
+// which no component that is not privileged may install into (README.md,
+// "Catalog delivery", "What a third-party catalog gets").
 // Every namespace whose name begins with "kube-" is the system's too.
 var systemNamespaces = []string{"default", v1alpha1.SystemNamespace, "flux-system"}
 

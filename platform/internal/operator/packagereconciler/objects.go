@@ -72,7 +72,8 @@ func (d *desired) objects() []client.Object {
 // build returns the objects of component c of plan p. tenant says whether
 // c's namespace is a tenant namespace (labelled v1alpha1.LabelTenant).
 //
-// Values layer (issue 5, part 3; contracts/artifact README) as
+// Values layer (README.md, "Catalog delivery", "Values";
+// contracts/artifact/README.md) as
 // chart defaults < catalog values < cluster values (K2) < Package values:
 // helm-controller merges valuesFrom in order and spec.values last, so the
 // catalog's values come from a ConfigMap the operator writes
@@ -127,7 +128,8 @@ func build(p *plan, c plannedComponent, tenant bool) *desired {
 		// uninstalling this release would then delete them.
 		// DisableHooks: Helm creates hook objects outside the release's
 		// ownership checks (a before-hook-creation hook deletes whatever
-		// holds its name), so no hook runs (issue 15).
+		// holds its name), so no hook runs (README.md, "Catalog
+		// delivery", "What a third-party catalog gets").
 		Install: &helmv2.Install{
 			CRDs:                 helmv2.Create,
 			DisableTakeOwnership: true,

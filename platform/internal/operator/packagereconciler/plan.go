@@ -78,7 +78,8 @@ func newView(p *v1alpha1.Package, src *v1alpha1.PackageSource, platform requirem
 			Message: fmt.Sprintf("PackageSource %q has not served a revision yet: see its Ready condition", src.Name)}
 	}
 	if ready := apimeta.FindStatusCondition(src.Status.Conditions, meta.ReadyCondition); ready == nil || ready.Status != metav1.ConditionTrue || ready.ObservedGeneration != src.Generation {
-		// All or nothing (issue 15): a source that refused its revision
+		// All or nothing (README.md, "Catalog delivery", "Refusals leave
+		// nothing behind"): a source that refused its revision
 		// (a conflict, a bad declaration) installs nothing of it.
 		msg := "no Ready condition yet"
 		if ready != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -111,40 +112,47 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.finalize(ctx, &p)
 	}
 	if !controllerutil.ContainsFinalizer(&p, Finalizer) {
-		patch := client.MergeFrom(p.DeepCopy())
+		base := client.MergeFrom(p.DeepCopy())
 		controllerutil.AddFinalizer(&p, Finalizer)
-		if err := r.Client.Patch(ctx, &p, patch); err != nil {
+		if err := r.Client.Patch(ctx, &p, base); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	orig := p.DeepCopy()
+	patcher := patch.NewSerialPatcher(&p, r.Client)
 
-	res, comps, after, err := r.install(ctx, &p)
+	// The PackageSource is read once: the plan is built from it and the
+	// installed revision is the one the plan installed.
+	src, err := r.source(ctx, p.Spec.SourceRef.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	res, comps, after, err := r.install(ctx, &p, src)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if comps != nil {
 		p.Status.Components = comps
 	}
-	if res.State == status.StateReady && res.Reason == v1alpha1.ReasonInstalled {
-		p.Status.InstalledRevision = r.sourceRevision(ctx, &p)
-		p.Status.InstalledVersion = r.sourceVersion(ctx, &p)
+	if res.State == status.StateReady && res.Reason == v1alpha1.ReasonInstalled && src != nil {
+		if src.Status.Artifact != nil {
+			p.Status.InstalledRevision = src.Status.Artifact.Revision
+		}
+		if src.Status.Catalog != nil {
+			p.Status.InstalledVersion = src.Status.Catalog.Version
+		}
 	}
-	if err := r.writeStatus(ctx, orig, &p, res); err != nil {
+	if err := r.writeStatus(ctx, patcher, &p, res); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 
-// install runs the checks and, when they pass, writes the Package's
+// install runs the checks against src (p's PackageSource, nil when it does
+// not exist) and, when they pass, writes the Package's
 // objects and prunes the stale ones. It returns the result to report, the
 // component statuses (nil to keep the previous ones), and when to look
 // again (0: on the next event only).
-func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package) (status.Result, []v1alpha1.PackageComponentStatus, time.Duration, error) {
-	src, err := r.source(ctx, p.Spec.SourceRef.Name)
-	if err != nil {
-		return status.Result{}, nil, 0, err
-	}
+func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package, src *v1alpha1.PackageSource) (status.Result, []v1alpha1.PackageComponentStatus, time.Duration, error) {
 	v, res := newView(p, src, r.Platform)
 	if res != nil {
 		return *res, nil, waitIf(res.State == status.StateProgressing), nil
@@ -274,9 +282,9 @@ func (r *Reconciler) hold(ctx context.Context, pl *plan, namespaces []string) (s
 		if hr.Spec.Suspend {
 			continue
 		}
-		patch := client.MergeFrom(hr.DeepCopy())
+		base := client.MergeFrom(hr.DeepCopy())
 		hr.Spec.Suspend = true
-		if err := r.Client.Patch(ctx, hr, patch); err != nil {
+		if err := r.Client.Patch(ctx, hr, base); err != nil {
 			return status.Result{}, err
 		}
 	}
@@ -301,18 +309,18 @@ func (r *Reconciler) finalize(ctx context.Context, p *v1alpha1.Package) (ctrl.Re
 		return ctrl.Result{}, err
 	}
 	if left > 0 {
-		orig := p.DeepCopy()
+		patcher := patch.NewSerialPatcher(p, r.Client)
 		p.Status.Namespaces = holding
 		res := status.Result{State: status.StateProgressing, Reason: v1alpha1.ReasonInstalling,
 			Message: fmt.Sprintf("uninstalling: %d objects left (HelmReleases first, then their identities)", left)}
-		if err := r.writeStatus(ctx, orig, p, res); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.writeStatus(ctx, patcher, p, res); err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: waitInterval}, nil
 	}
-	patch := client.MergeFrom(p.DeepCopy())
+	base := client.MergeFrom(p.DeepCopy())
 	controllerutil.RemoveFinalizer(p, Finalizer)
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, p, patch))
+	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, p, base))
 }
 
 // source returns the PackageSource name, or nil when it does not exist.
@@ -325,20 +333,6 @@ func (r *Reconciler) source(ctx context.Context, name string) (*v1alpha1.Package
 		return nil, err
 	}
 	return &ps, nil
-}
-
-func (r *Reconciler) sourceRevision(ctx context.Context, p *v1alpha1.Package) string {
-	if ps, err := r.source(ctx, p.Spec.SourceRef.Name); err == nil && ps != nil && ps.Status.Artifact != nil {
-		return ps.Status.Artifact.Revision
-	}
-	return p.Status.InstalledRevision
-}
-
-func (r *Reconciler) sourceVersion(ctx context.Context, p *v1alpha1.Package) string {
-	if ps, err := r.source(ctx, p.Spec.SourceRef.Name); err == nil && ps != nil && ps.Status.Catalog != nil {
-		return ps.Status.Catalog.Version
-	}
-	return p.Status.InstalledVersion
 }
 
 // views returns the view of every Package whose own checks pass, keyed by
@@ -443,27 +437,9 @@ func (r *Reconciler) sweep(ctx context.Context, name string, except types.UID) e
 
 // writeStatus applies res and patches the status of p if it changed, with
 // an event when Ready changes.
-func (r *Reconciler) writeStatus(ctx context.Context, orig, p *v1alpha1.Package, res status.Result) error {
-	if r.Recorder != nil && status.Changed(p.Status.Conditions, res) {
-		typ := corev1.EventTypeWarning
-		if res.State == status.StateReady {
-			typ = corev1.EventTypeNormal
-		}
-		r.Recorder.Eventf(p, nil, typ, res.Reason, "Install", "%s", res.Message)
-	}
-	status.Apply(&p.Status.Conditions, p.Generation, res)
-	p.Status.ObservedGeneration = p.Generation
+func (r *Reconciler) writeStatus(ctx context.Context, patcher *patch.SerialPatcher, p *v1alpha1.Package, res status.Result) error {
 	slices.SortFunc(p.Status.Components, func(a, b v1alpha1.PackageComponentStatus) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
+		return strings.Compare(a.Name, b.Name)
 	})
-	if err := r.Client.Status().Patch(ctx, p, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("write status: %w", err)
-	}
-	return nil
+	return status.Writer{Recorder: r.Recorder, Action: "Install", FieldOwner: v1alpha1.ManagedByOperator}.Write(ctx, patcher, p, res)
 }

@@ -1,30 +1,3 @@
-// Package packagesourcereconciler is the PackageSource reconciler of
-// cozystack-operator (issue 5, part 3). For each PackageSource it:
-//
-//  1. republishes the revision it serves (status.artifact, kept in the
-//     operator's store) so that a restart or a failing registry never
-//     takes a served chart away;
-//  2. resolves spec.oci or spec.layout and, when the digest is new, pulls
-//     the artifact into the store, verifying every digest and size, the
-//     format and every chart archive (cozystack.io/contracts/artifact);
-//  3. checks the catalog's minPlatformVersion and required K3 properties
-//     against this platform before publishing anything;
-//  4. serves the new revision's charts (package artifactserver) and
-//     publishes one ExternalArtifact per component and per application in
-//     cozy-system, named v1alpha1.ComponentArtifactName(source, name)
-//     (contract K1), writing its status as a Flux source controller would.
-//     Packages install components; applications are only published, for
-//     the ApplicationDefinitions that name them;
-//  5. installs the revision's ApplicationDefinitions and the admission
-//     policies shipped with them (package definitions), never over objects
-//     another owner has, and removes those a new revision no longer ships;
-//  6. reports status: the served artifact, the catalog metadata, and
-//     Ready/Reconciling/Stalled with one of the reasons of
-//     v1alpha1.PackageSource.
-//
-// Any failure in 2–3 leaves the served revision, its ExternalArtifacts and
-// status.artifact as they were: Ready=False names the failure and the
-// revision still served.
 package packagesourcereconciler
 
 import (
@@ -38,10 +11,11 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/patch"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/opencontainers/go-digest"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -172,7 +146,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Server.Withdraw(ps.Name)
 		return ctrl.Result{}, nil
 	}
-	orig := ps.DeepCopy()
+	patcher := patch.NewSerialPatcher(&ps, r.Client)
 	interval := DefaultInterval
 	if ps.Spec.Interval != nil && ps.Spec.Interval.Duration > 0 {
 		interval = ps.Spec.Interval.Duration
@@ -192,7 +166,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
-	// 2–3. A newer revision.
+	// 2. A newer revision (fetch).
 	tries := r.attemptsOf(&ps)
 	fresh, result := r.fetch(ctx, &ps, served, tries)
 	if fresh != nil {
@@ -202,10 +176,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		served, lost = fresh, nil
 	}
 
-	// 4. Check the definitions, publish whatever is served, then install
-	// the definitions: the kinds appear once their charts are published,
-	// and a revision whose definitions are refused publishes nothing
-	// (issue 15: all or nothing).
+	// 3. Check what the served revision installs, then 4. publish its
+	// charts and install its definitions: the kinds appear once their
+	// charts are published, and a revision whose definitions are refused
+	// publishes nothing (all or nothing: README.md, "Catalog delivery",
+	// "Refusals leave nothing behind").
 	// fits says whether the served catalog's declarations fit in the
 	// status (checkStatusSize), computed once for the check and for the
 	// status below.
@@ -302,11 +277,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		retry = backoff(tries.failures, interval)
 		result.Message += fmt.Sprintf("; attempt %d failed, the next in %s", tries.failures, retry)
 	}
-	r.event(&ps, result)
-	status.Apply(&ps.Status.Conditions, ps.Generation, result)
-	ps.Status.ObservedGeneration = ps.Generation
-	if err := r.Client.Status().Patch(ctx, &ps, client.MergeFrom(orig)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("write status: %w", err)
+	// A Normal event when the source becomes Ready (a new revision), a
+	// Warning when it fails, each only on change.
+	if err := (status.Writer{Recorder: r.Recorder, Action: "Pull", FieldOwner: v1alpha1.ManagedByOperator}).Write(ctx, patcher, &ps, result); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	switch {
@@ -529,31 +503,16 @@ func (r *Reconciler) ensureArtifact(ctx context.Context, ps *v1alpha1.PackageSou
 		apimeta.IsStatusConditionTrue(ea.Status.Conditions, meta.ReadyCondition) {
 		return nil
 	}
-	orig := ea.DeepCopy()
+	patcher := patch.NewSerialPatcher(ea, r.Client)
 	want.LastUpdateTime = metav1.Now()
 	ea.Status.Artifact = &want
-	apimeta.SetStatusCondition(&ea.Status.Conditions, metav1.Condition{
-		Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: meta.SucceededReason,
-		Message:            fmt.Sprintf("chart %s %s (%s) of PackageSource %s", chart.Name, chart.Version, chart.Path, ps.Name),
-		ObservedGeneration: ea.Generation,
-	})
-	if err := r.Client.Status().Patch(ctx, ea, client.MergeFrom(orig)); err != nil {
+	conditions.MarkTrue(ea, meta.ReadyCondition, meta.SucceededReason,
+		"chart %s %s (%s) of PackageSource %s", chart.Name, chart.Version, chart.Path, ps.Name)
+	if err := patcher.Patch(ctx, ea, patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition}},
+		patch.WithFieldOwner(v1alpha1.ManagedByOperator)); err != nil {
 		return fmt.Errorf("write ExternalArtifact %s/%s status: %w", ea.Namespace, name, err)
 	}
 	return nil
-}
-
-// event records a Normal event when the source becomes Ready (a new
-// revision) and a Warning when it fails, each only on change.
-func (r *Reconciler) event(ps *v1alpha1.PackageSource, res status.Result) {
-	if r.Recorder == nil || !status.Changed(ps.Status.Conditions, res) {
-		return
-	}
-	typ := corev1.EventTypeWarning
-	if res.State == status.StateReady {
-		typ = corev1.EventTypeNormal
-	}
-	r.Recorder.Eventf(ps, nil, typ, res.Reason, "Pull", "%s", res.Message)
 }
 
 // installObjects are what the served revision installs beside its charts:
@@ -589,7 +548,7 @@ var errBound = errors.New("refused")
 // older than ps (by creation, then name) serves a catalog named catalog:
 // catalog names are unique across PackageSources, since Packages' dependsOn
 // and the ApplicationDefinitions' release.source name catalogs, and the
-// first source keeps its name (issue 15).
+// first source keeps its name (README.md, "Catalog delivery", "Refusals leave nothing behind").
 func (r *Reconciler) uniqueCatalog(ctx context.Context, ps *v1alpha1.PackageSource, catalog string) error {
 	var list v1alpha1.PackageSourceList
 	if err := r.Client.List(ctx, &list); err != nil {
@@ -616,7 +575,7 @@ func older(a, b *v1alpha1.PackageSource) bool {
 // MaxStatusBytes bounds the JSON of what a PackageSource's status copies
 // from its catalog (libraries, variants, applications): etcd refuses an
 // object over about 1.5 MiB, and a status that cannot be written would
-// leave the source re-pulling with no word of why (issue 15).
+// leave the source re-pulling with no word of why (README.md, "Catalog delivery", "What a third-party catalog gets").
 const MaxStatusBytes = 512 << 10
 
 // checkStatusSize returns an error wrapping errBound when catalog c's

@@ -1,7 +1,3 @@
-// Package requirements decides whether this platform meets a catalog's
-// requirements: its minPlatformVersion (SemVer) and the K3 properties it
-// needs (BRIEF.md section 4; issue 5, "Guards": unmet → Ready=False, reason
-// RequirementsNotMet, nothing created).
 package requirements
 
 import (

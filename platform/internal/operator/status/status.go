@@ -1,22 +1,15 @@
-// Package status sets the kstatus conditions of PackageSource and Package
-// (BRIEF.md section 7; Kubernetes API conventions): Ready is always
-// present; Reconciling is present (True) only while the operator is still
-// working towards Ready; Stalled is present (True) only when it cannot get
-// there without a person changing something. Reasons are CamelCase
-// (the constants of cozystack.io/contracts/apis/cozystack/v1alpha1) and
-// messages say what to fix.
-//
-// fluxcd/pkg/runtime's conditions helpers would do this, but its current
-// releases need newer k8s.io modules than the platform pins (v0.37.2), so
-// this is the part of it the operator needs, on apimachinery's
-// meta.SetStatusCondition.
 package status
 
 import (
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"context"
+	"fmt"
 
-	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 )
 
 // State says which of the three kstatus states a result is.
@@ -33,7 +26,7 @@ const (
 	StateStalled
 )
 
-// Result is one reconcile's verdict on an object.
+// Result is one reconcile's verdict on an object: its summary.
 type Result struct {
 	State State
 	// Reason is the CamelCase reason of the Ready condition (and of
@@ -43,36 +36,67 @@ type Result struct {
 	Message string
 }
 
-// Apply writes r into conds for the object's generation.
-func Apply(conds *[]metav1.Condition, generation int64, r Result) {
-	set := func(t string, s metav1.ConditionStatus) {
-		meta.SetStatusCondition(conds, metav1.Condition{
-			Type: t, Status: s, Reason: r.Reason, Message: r.Message, ObservedGeneration: generation,
-		})
-	}
+// Owned are the condition types Write owns: it sets or removes each.
+var Owned = []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition}
+
+// Apply sets r's conditions on obj for its generation.
+func Apply(obj conditions.Setter, r Result) {
 	switch r.State {
 	case StateReady:
-		set(v1alpha1.ConditionReady, metav1.ConditionTrue)
-		meta.RemoveStatusCondition(conds, v1alpha1.ConditionReconciling)
-		meta.RemoveStatusCondition(conds, v1alpha1.ConditionStalled)
+		conditions.MarkTrue(obj, meta.ReadyCondition, r.Reason, "%s", r.Message)
+		conditions.Delete(obj, meta.ReconcilingCondition)
+		conditions.Delete(obj, meta.StalledCondition)
 	case StateProgressing:
-		set(v1alpha1.ConditionReady, metav1.ConditionFalse)
-		set(v1alpha1.ConditionReconciling, metav1.ConditionTrue)
-		meta.RemoveStatusCondition(conds, v1alpha1.ConditionStalled)
+		conditions.MarkFalse(obj, meta.ReadyCondition, r.Reason, "%s", r.Message)
+		conditions.MarkReconciling(obj, r.Reason, "%s", r.Message)
+		conditions.Delete(obj, meta.StalledCondition)
 	case StateStalled:
-		set(v1alpha1.ConditionReady, metav1.ConditionFalse)
-		set(v1alpha1.ConditionStalled, metav1.ConditionTrue)
-		meta.RemoveStatusCondition(conds, v1alpha1.ConditionReconciling)
+		conditions.MarkFalse(obj, meta.ReadyCondition, r.Reason, "%s", r.Message)
+		conditions.MarkStalled(obj, r.Reason, "%s", r.Message)
+		conditions.Delete(obj, meta.ReconcilingCondition)
 	}
 }
 
-// Changed reports whether applying r to conds would change the Ready
-// condition's status, reason or message (for deciding to emit an event).
-func Changed(conds []metav1.Condition, r Result) bool {
-	c := meta.FindStatusCondition(conds, v1alpha1.ConditionReady)
+// Changed reports whether applying r to obj would change its Ready
+// condition's status, reason or message (so an event is due).
+func Changed(obj conditions.Getter, r Result) bool {
+	c := conditions.Get(obj, meta.ReadyCondition)
 	want := metav1.ConditionFalse
 	if r.State == StateReady {
 		want = metav1.ConditionTrue
 	}
 	return c == nil || c.Status != want || c.Reason != r.Reason || c.Message != r.Message
+}
+
+// Writer writes the status of one kind's objects.
+type Writer struct {
+	// Recorder receives one event per change of Ready (nil: none):
+	// Normal when it becomes Ready, Warning otherwise.
+	Recorder events.EventRecorder
+	// Action names what the reconciler does in events ("Pull", "Install").
+	Action string
+	// FieldOwner is the manager name of the status patches.
+	FieldOwner string
+}
+
+// Write emits the event r calls for, applies r to obj and patches obj's
+// status (and whatever else of obj changed since patcher last patched it).
+// Errors are the API's, wrapped.
+func (w Writer) Write(ctx context.Context, patcher *patch.SerialPatcher, obj conditions.Setter, r Result) error {
+	if w.Recorder != nil && Changed(obj, r) {
+		typ := corev1.EventTypeWarning
+		if r.State == StateReady {
+			typ = corev1.EventTypeNormal
+		}
+		w.Recorder.Eventf(obj, nil, typ, r.Reason, w.Action, "%s", r.Message)
+	}
+	Apply(obj, r)
+	if err := patcher.Patch(ctx, obj,
+		patch.WithOwnedConditions{Conditions: Owned},
+		patch.WithStatusObservedGeneration{},
+		patch.WithFieldOwner(w.FieldOwner),
+	); err != nil {
+		return fmt.Errorf("write status: %w", err)
+	}
+	return nil
 }

@@ -10,9 +10,10 @@ import (
 )
 
 func TestApplyFollowsKstatus(t *testing.T) {
-	var conds []metav1.Condition
+	obj := &v1alpha1.PackageSource{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
 	check := func(step string, ready metav1.ConditionStatus, reconciling, stalled bool) {
 		t.Helper()
+		conds := obj.Status.Conditions
 		r := meta.FindStatusCondition(conds, v1alpha1.ConditionReady)
 		if r == nil || r.Status != ready || r.ObservedGeneration != 3 {
 			t.Errorf("%s: Ready = %+v, want %s at generation 3", step, r, ready)
@@ -27,28 +28,28 @@ func TestApplyFollowsKstatus(t *testing.T) {
 			t.Errorf("%s: %d conditions, want only the true ones besides Ready: %+v", step, len(conds), conds)
 		}
 	}
-	Apply(&conds, 3, Result{StateProgressing, v1alpha1.ReasonProgressing, "pulling"})
+	Apply(obj, Result{StateProgressing, v1alpha1.ReasonProgressing, "pulling"})
 	check("progressing", metav1.ConditionFalse, true, false)
-	Apply(&conds, 3, Result{StateStalled, v1alpha1.ReasonDigestMismatch, "digest mismatch"})
+	Apply(obj, Result{StateStalled, v1alpha1.ReasonDigestMismatch, "digest mismatch"})
 	check("stalled", metav1.ConditionFalse, false, true)
-	if c := meta.FindStatusCondition(conds, v1alpha1.ConditionStalled); c.Reason != v1alpha1.ReasonDigestMismatch {
+	if c := meta.FindStatusCondition(obj.Status.Conditions, v1alpha1.ConditionStalled); c.Reason != v1alpha1.ReasonDigestMismatch {
 		t.Errorf("Stalled reason %q", c.Reason)
 	}
-	Apply(&conds, 3, Result{StateReady, v1alpha1.ReasonArtifactReady, "serving"})
+	Apply(obj, Result{StateReady, v1alpha1.ReasonArtifactReady, "serving"})
 	check("ready", metav1.ConditionTrue, false, false)
 }
 
 func TestChanged(t *testing.T) {
-	var conds []metav1.Condition
+	obj := &v1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
 	r := Result{StateReady, "A", "m"}
-	if !Changed(conds, r) {
+	if !Changed(obj, r) {
 		t.Error("no condition yet: want changed")
 	}
-	Apply(&conds, 1, r)
-	if Changed(conds, r) {
+	Apply(obj, r)
+	if Changed(obj, r) {
 		t.Error("same result: want unchanged")
 	}
-	if !Changed(conds, Result{StateReady, "A", "other"}) || !Changed(conds, Result{StateStalled, "A", "m"}) {
+	if !Changed(obj, Result{StateReady, "A", "other"}) || !Changed(obj, Result{StateStalled, "A", "m"}) {
 		t.Error("different message or status: want changed")
 	}
 }

@@ -1,6 +1,3 @@
-// Package application is the storage of one application kind of the
-// apps.cozystack.io API: objects are stored as Flux HelmReleases (no other
-// store) and converted back on read (contract K1).
 package application
 
 import (

@@ -27,7 +27,7 @@ const AnnotationHandover = "apps.cozystack.io/handover-to"
 // happens only when the catalog that installed the application no longer
 // serves its kind and another one does; an application then keeps its
 // chart, readable and deletable, until a cluster administrator hands it
-// over with AnnotationHandover (issue 15, part 5). A HelmRelease written
+// over with AnnotationHandover (K1 "Who serves a kind", contracts/schemas/v1alpha1/k1-application.md). A HelmRelease written
 // before installers existed (no serviceAccountName) gets one on its next
 // write. The error is a Forbidden naming both identities and the command
 // that hands the application over.

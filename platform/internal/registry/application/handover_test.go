@@ -24,7 +24,7 @@ func catalogKind(t *testing.T, def, source string) *appkinds.Kind {
 	return compileKind(t, ad)
 }
 
-// TestApplicationNeverSwitchesCatalog (issue 15, part 5): when another
+// TestApplicationNeverSwitchesCatalog (K1 "Who serves a kind", contracts/schemas/v1alpha1/k1-application.md): when another
 // catalog's definition comes to serve a kind, an existing application
 // keeps its chart and installer: writes are Forbidden with the command
 // that hands it over, reads and deletes work; once a cluster

@@ -20,16 +20,16 @@ import (
 // under another tenant's. A value the stored application old already had
 // at the same field is not checked again (ratcheting): a tenant's own
 // namespace carries the host its Tenant chose.
-func (r *REST) validateHosts(app, old *unstructured.Unstructured) field.ErrorList {
+func (s *strategy) validateHosts(app, old *unstructured.Unstructured) field.ErrorList {
 	spec, _ := app.Object["spec"].(map[string]any)
-	hosts := r.kind.Schema.Hosts(spec)
+	hosts := s.kind.Schema.Hosts(spec)
 	if len(hosts) == 0 {
 		return nil
 	}
 	before := map[string]string{}
 	if old != nil {
 		oldSpec, _ := old.Object["spec"].(map[string]any)
-		for _, h := range r.kind.Schema.Hosts(oldSpec) {
+		for _, h := range s.kind.Schema.Hosts(oldSpec) {
 			before[h.Path.String()] = h.Value
 		}
 	}
@@ -38,7 +38,7 @@ func (r *REST) validateHosts(app, old *unstructured.Unstructured) field.ErrorLis
 		if v, ok := before[h.Path.String()]; ok && v == h.Value {
 			continue
 		}
-		if msg := r.hostRefused(app.GetNamespace(), h.Value); msg != "" {
+		if msg := s.hostRefused(app.GetNamespace(), h.Value); msg != "" {
 			errs = append(errs, field.Forbidden(h.Path, msg))
 		}
 	}
@@ -50,12 +50,12 @@ const hostRule = "a host must be the host of the application's tenant namespace 
 
 // hostRefused returns why host may not be used by an application in
 // namespace ns, or "".
-func (r *REST) hostRefused(ns, host string) string {
+func (s *strategy) hostRefused(ns, host string) string {
 	host = normalizeHost(host)
-	if r.ns == nil {
+	if s.ns == nil {
 		return fmt.Sprintf("%s cannot be checked: this server does not read namespaces; %s", host, hostRule)
 	}
-	n, err := r.ns.Get(ns)
+	n, err := s.ns.Get(ns)
 	if err != nil {
 		return fmt.Sprintf("%s cannot be checked: namespace %s is not known yet (%v); retry; %s", host, ns, err, hostRule)
 	}
@@ -66,7 +66,7 @@ func (r *REST) hostRefused(ns, host string) string {
 	if !coveredBy(host, own) {
 		return fmt.Sprintf("%s is outside %s, the host of tenant namespace %s; %s", host, own, ns, hostRule)
 	}
-	all, err := r.ns.List(labels.Everything())
+	all, err := s.ns.List(labels.Everything())
 	if err != nil {
 		return fmt.Sprintf("%s cannot be checked: %v; %s", host, err, hostRule)
 	}

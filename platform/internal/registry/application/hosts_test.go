@@ -47,7 +47,7 @@ func TestHostRule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := &REST{kind: compileKind(t, postgresAD(hostSchema)), ns: corelisters.NewNamespaceLister(indexer)}
+	r := &REST{strategy: &strategy{kind: compileKind(t, postgresAD(hostSchema)), ns: corelisters.NewNamespaceLister(indexer)}}
 	for _, tc := range []struct {
 		name, ns, spec, old string
 		refused             []string // field paths, and the message's key phrase after "|"
@@ -78,7 +78,7 @@ func TestHostRule(t *testing.T) {
 			if tc.old != "" {
 				old = app(t, `{spec: `+tc.old+`}`)
 			}
-			errs := r.validateHosts(a, old)
+			errs := r.strategy.validateHosts(a, old)
 			if len(errs) != len(tc.refused) {
 				t.Fatalf("errors %v, want %d: %v", errs, len(tc.refused), tc.refused)
 			}

@@ -1,159 +1,200 @@
 package application
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/selection"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
-// List is what List returns: a <Kind>List held as its items' JSON, made
-// once per HelmRelease resourceVersion (see memo). Encoding it for a JSON
-// response is a copy (WriteJSON), not a walk of thousands of maps, and the
-// memo keeps bytes, not maps. Items are decoded on first use through the
-// runtime.Unstructured methods (EachListItem, UnstructuredContent, ...) or
-// Materialize; code that reads the Items field directly must call
-// Materialize first.
-type List struct {
-	unstructured.UnstructuredList
-	// encoded[i] is item i as encoding/json writes it (HTML escaped,
-	// sorted keys, no trailing newline).
-	encoded      [][]byte
-	materialized bool
-}
-
-func newList(base *unstructured.UnstructuredList) *List {
-	l := &List{UnstructuredList: *base, encoded: [][]byte{}}
-	l.Items = []unstructured.Unstructured{}
-	return l
-}
-
-// ListOf returns base (its apiVersion, kind, list metadata and items) as a
-// List. The error says which item does not encode.
-func ListOf(base *unstructured.UnstructuredList) (*List, error) {
-	l := newList(&unstructured.UnstructuredList{Object: base.Object})
-	for i, item := range base.Items {
-		e, err := json.Marshal(item.Object)
-		if err != nil {
-			return nil, fmt.Errorf("list item %d: %w", i, err)
-		}
-		l.add(e)
+// List returns the applications of the kind in the request namespace (all
+// namespaces when it is empty), sorted by namespace and name as
+// kube-apiserver returns them. Label and field selectors, resourceVersion,
+// resourceVersionMatch, limit and continue apply to the HelmRelease list
+// unchanged, so consistency and paging are kube-apiserver's; the list
+// carries the HelmRelease list's resourceVersion and continue token. The one
+// exception: a list with resourceVersion "0" ("any version") and no paging
+// is served from the ReleaseCache once it has synced, as kube-apiserver
+// serves it from its watch cache, with the cache's resourceVersion.
+// HelmReleases that carry the kind label but not the kind's name prefix are
+// skipped.
+func (r *REST) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
+	out := newList(r.NewList().(*unstructured.UnstructuredList))
+	lo, selectable, err := r.listOptions(ctx, options, false)
+	if err != nil || !selectable {
+		return out, err
 	}
-	return l, nil
+	complete := (lo.LabelSelector == nil || len(mustRequirements(lo.LabelSelector)) == 1) && lo.FieldSelector == nil && lo.Namespace == "" && lo.Limit == 0
+	r.converted.begin(complete)
+	defer r.converted.end(complete)
+	if anyVersion(options) && lo.Limit == 0 && lo.Continue == "" {
+		if hrs, ok := r.releases.List(r.kind.Kind, lo.Namespace); ok {
+			out.SetResourceVersion(r.releases.LastSyncResourceVersion())
+			sort.Slice(hrs, func(i, j int) bool {
+				if hrs[i].Namespace != hrs[j].Namespace {
+					return hrs[i].Namespace < hrs[j].Namespace
+				}
+				return hrs[i].Name < hrs[j].Name
+			})
+			for _, hr := range hrs {
+				if !lo.LabelSelector.Matches(labels.Set(hr.Labels)) ||
+					(lo.FieldSelector != nil && !lo.FieldSelector.Matches(fields.Set{"metadata.name": hr.Name, "metadata.namespace": hr.Namespace})) {
+					continue
+				}
+				if err := r.addItem(out, hr); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		}
+	}
+	if r.lister != nil {
+		meta, err := r.lister.List(ctx, lo.Namespace, lo.AsListOptions(), func(item *ListItem) error {
+			if encoded := r.converted.get(item.UID, item.ResourceVersion); encoded != nil && r.memoizable() {
+				out.add(encoded)
+				return nil
+			}
+			hr, err := item.Decode()
+			if err != nil {
+				return apierrors.NewInternalError(err)
+			}
+			return r.addItem(out, hr)
+		})
+		if err != nil {
+			return nil, r.mapError(err, "")
+		}
+		out.SetResourceVersion(meta.ResourceVersion)
+		out.SetContinue(meta.Continue)
+		out.SetRemainingItemCount(meta.RemainingItemCount)
+		return out, nil
+	}
+	hrs := &helmv2.HelmReleaseList{}
+	if err := r.client.List(ctx, hrs, lo); err != nil {
+		return nil, r.mapError(err, "")
+	}
+	out.SetResourceVersion(hrs.ResourceVersion)
+	out.SetContinue(hrs.Continue)
+	out.SetRemainingItemCount(hrs.RemainingItemCount)
+	for i := range hrs.Items {
+		if err := r.addItem(out, &hrs.Items[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
-// add appends an item given as its JSON encoding.
-func (l *List) add(encoded []byte) { l.encoded = append(l.encoded, encoded) }
-
-// Materialize decodes the items into Items (once). The error says which
-// item did not decode.
-func (l *List) Materialize() error {
-	if l.materialized {
+// addItem converts hr and appends it to out, through the memo of
+// conversions: lists share one encoding per HelmRelease resourceVersion,
+// and conversions share one spec per distinct values (specs). A
+// HelmRelease that is not an application of the kind is skipped.
+func (r *REST) addItem(out *List, hr *helmv2.HelmRelease) error {
+	if encoded := r.converted.get(hr.UID, hr.ResourceVersion); encoded != nil && r.memoizable() {
+		out.add(encoded)
 		return nil
 	}
-	items := make([]unstructured.Unstructured, len(l.encoded))
-	for i, e := range l.encoded {
-		// utiljson keeps integers as int64, as the converter made them.
-		if err := utiljson.Unmarshal(e, &items[i].Object); err != nil {
-			return fmt.Errorf("list item %d: %w", i, err)
-		}
+	app, err := fromHelmRelease(r.kind, hr, r.specs.get, r.statusHooks())
+	if err != nil {
+		klog.V(2).InfoS("Skipping HelmRelease", "kind", r.kind.Kind, "err", err)
+		return nil
 	}
-	l.Items, l.materialized = items, true
+	encoded, err := json.Marshal(app.Object)
+	if err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("encoding %s %s/%s: %w", r.kind.Kind, app.GetNamespace(), app.GetName(), err))
+	}
+	if r.memoizable() {
+		r.converted.put(hr.UID, hr.ResourceVersion, encoded)
+	}
+	out.add(encoded)
 	return nil
 }
 
-// EachListItem decodes the items, then calls fn for each.
-func (l *List) EachListItem(fn func(runtime.Object) error) error {
-	if err := l.Materialize(); err != nil {
-		return err
-	}
-	return l.UnstructuredList.EachListItem(fn)
+// anyVersion reports whether a list may be served at any resourceVersion:
+// resourceVersion "0" with no match or NotOlderThan (API concepts,
+// "Semantics for get and list").
+func anyVersion(o *metainternalversion.ListOptions) bool {
+	return o != nil && o.ResourceVersion == "0" &&
+		(o.ResourceVersionMatch == "" || o.ResourceVersionMatch == metav1.ResourceVersionMatchNotOlderThan)
 }
 
-// EachListItemWithAlloc is EachListItem.
-func (l *List) EachListItemWithAlloc(fn func(runtime.Object) error) error {
-	return l.EachListItem(fn)
+func mustRequirements(s labels.Selector) labels.Requirements {
+	reqs, _ := s.Requirements()
+	return reqs
 }
 
-// UnstructuredContent decodes the items and returns the list as a map.
-func (l *List) UnstructuredContent() map[string]any {
-	if err := l.Materialize(); err != nil {
-		panic(err) // the bytes were encoded from maps by this package
+// listOptions translates a list or watch request into the HelmRelease
+// list: the kind label AND the user's label selector, and the field selector
+// with metadata.name mapped to the HelmRelease name. selectable is false
+// when the label selector can match nothing.
+func (r *REST) listOptions(ctx context.Context, options *metainternalversion.ListOptions, watch bool) (lo *client.ListOptions, selectable bool, err error) {
+	if options == nil {
+		options = &metainternalversion.ListOptions{}
 	}
-	return l.UnstructuredList.UnstructuredContent()
+	ns, _ := genericapirequest.NamespaceFrom(ctx)
+	kindReq, err := labels.NewRequirement(v1alpha1.LabelApplicationKind, selection.Equals, []string{r.kind.Kind})
+	if err != nil {
+		return nil, false, apierrors.NewInternalError(err)
+	}
+	sel := labels.NewSelector().Add(*kindReq)
+	if options.LabelSelector != nil {
+		reqs, ok := options.LabelSelector.Requirements()
+		if !ok {
+			return nil, false, nil
+		}
+		sel = sel.Add(reqs...)
+	}
+	fsel, err := r.fieldSelector(options.FieldSelector)
+	if err != nil {
+		return nil, false, err
+	}
+	raw := &metav1.ListOptions{
+		ResourceVersion:      options.ResourceVersion,
+		ResourceVersionMatch: options.ResourceVersionMatch,
+		TimeoutSeconds:       options.TimeoutSeconds,
+	}
+	if watch {
+		raw.AllowWatchBookmarks = options.AllowWatchBookmarks
+		raw.SendInitialEvents = options.SendInitialEvents
+	}
+	return &client.ListOptions{
+		Namespace:     ns,
+		LabelSelector: sel,
+		FieldSelector: fsel,
+		Limit:         options.Limit,
+		Continue:      options.Continue,
+		Raw:           raw,
+	}, true, nil
 }
 
-// DeepCopyObject returns a decoded copy (an UnstructuredList).
-func (l *List) DeepCopyObject() runtime.Object {
-	if err := l.Materialize(); err != nil {
-		panic(err)
+// fieldSelector maps the supported field selectors (metadata.name,
+// metadata.namespace, as for custom resources) onto the HelmRelease; any
+// other field is a 400.
+func (r *REST) fieldSelector(s fields.Selector) (fields.Selector, error) {
+	if s == nil || s.Empty() {
+		return nil, nil
 	}
-	return l.UnstructuredList.DeepCopy()
-}
-
-// MarshalJSON is WriteJSON into a buffer.
-func (l *List) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	if err := l.WriteJSON(&buf); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// WriteJSON writes the list exactly as k8s.io/apimachinery's JSON
-// serializer writes an UnstructuredList (with StreamingCollectionsEncoding
-// or not): the list's keys sorted, "items" among them, and a newline.
-func (l *List) WriteJSON(w io.Writer) error {
-	keys := make([]string, 0, len(l.Object)+1)
-	for k := range l.Object {
-		if k != "items" {
-			keys = append(keys, k)
+	return s.Transform(func(f, v string) (string, string, error) {
+		switch f {
+		case "metadata.name":
+			return f, r.kind.HelmReleaseName(v), nil
+		case "metadata.namespace":
+			return f, v, nil
 		}
-	}
-	keys = append(keys, "items")
-	sort.Strings(keys)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	buf.WriteByte('{')
-	for i, k := range keys {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		if k == "items" {
-			buf.WriteString(`"items":[`)
-			for j, item := range l.encoded {
-				if j > 0 {
-					buf.WriteByte(',')
-				}
-				buf.Write(item)
-				// Flush large lists as they grow instead of holding a
-				// second copy of every item.
-				if buf.Len() > 1<<20 {
-					if _, err := w.Write(buf.Bytes()); err != nil {
-						return err
-					}
-					buf.Reset()
-				}
-			}
-			buf.WriteByte(']')
-			continue
-		}
-		if err := enc.Encode(k); err != nil {
-			return err
-		}
-		buf.Truncate(buf.Len() - 1) // Encode's newline
-		buf.WriteByte(':')
-		if err := enc.Encode(l.Object[k]); err != nil {
-			return err
-		}
-		buf.Truncate(buf.Len() - 1)
-	}
-	buf.WriteString("}\n")
-	_, err := w.Write(buf.Bytes())
-	return err
+		return "", "", apierrors.NewBadRequest(fmt.Sprintf(
+			"field label not supported for %s: %s (supported: metadata.name, metadata.namespace)", r.groupResource(), f))
+	})
 }

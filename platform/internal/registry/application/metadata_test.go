@@ -171,7 +171,7 @@ func TestReservedMetadataOnUpdate(t *testing.T) {
 func TestOwnerReferencesNeedTheRequestersRights(t *testing.T) {
 	f := newFixture(t, storageKind(t))
 	var asked []string
-	f.rest.authorizer = authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	f.rest.strategy.authorizer = authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 		asked = append(asked, fmt.Sprintf("%s %s %s/%s %s/%s", a.GetUser().GetName(), a.GetVerb(), a.GetResource(), a.GetSubresource(), a.GetNamespace(), a.GetName()))
 		if a.GetUser().GetName() == "admin" || (a.GetVerb() == "get" && a.GetResource() == "configmaps") {
 			return authorizer.DecisionAllow, "", nil
@@ -289,8 +289,9 @@ func TestAnnotationBudget(t *testing.T) {
 }
 
 // An application never takes a release name cozystack-operator reserves
-// for Package components (the stall of issue 12: a tenant pre-creating a
-// component's future release name).
+// for Package components: a tenant pre-creating a component's future
+// release name would stall the Package on Conflict (README.md, "Catalog
+// delivery", "Names").
 func TestReservedReleaseNames(t *testing.T) {
 	r := NewREST(storageKind(t), Backend{}) // release prefix "postgres-"
 	for _, tc := range []struct {
@@ -304,7 +305,7 @@ func TestReservedReleaseNames(t *testing.T) {
 		{"db--0123456789-x", true},
 		{"db--0123456789a", false},
 	} {
-		msgs := r.validateName(tc.name, false)
+		msgs := r.strategy.validateName(tc.name, false)
 		if refused := len(msgs) > 0; refused != tc.refused {
 			t.Errorf("validateName(%q) = %v, refused want %v", tc.name, msgs, tc.refused)
 		}
@@ -313,7 +314,7 @@ func TestReservedReleaseNames(t *testing.T) {
 		}
 	}
 	for i := 0; i < 200; i++ {
-		if name := r.generateName("db--01234"); len(r.validateName(name, false)) > 0 {
+		if name := r.strategy.generateName("db--01234"); len(r.strategy.validateName(name, false)) > 0 {
 			t.Fatalf("generateName made %s, which validateName refuses", name)
 		}
 	}

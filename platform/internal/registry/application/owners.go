@@ -22,7 +22,7 @@ import (
 // subresource, the rule that admission plugin applies (contract K1,
 // k1-application.md, "Metadata the platform owns"). Without an authorizer
 // (the storage built without one) new owner references are refused.
-func (r *REST) validateOwnerReferences(ctx context.Context, app, old *unstructured.Unstructured) field.ErrorList {
+func (s *strategy) validateOwnerReferences(ctx context.Context, app, old *unstructured.Unstructured) field.ErrorList {
 	known := map[string]bool{}
 	if old != nil {
 		for _, ref := range old.GetOwnerReferences() {
@@ -35,7 +35,7 @@ func (r *REST) validateOwnerReferences(ctx context.Context, app, old *unstructur
 			continue
 		}
 		path := metadataPath.Child("ownerReferences").Index(i)
-		if msg := r.ownerRefused(ctx, app.GetNamespace(), ref); msg != "" {
+		if msg := s.ownerRefused(ctx, app.GetNamespace(), ref); msg != "" {
 			errs = append(errs, field.Forbidden(path, msg))
 		}
 	}
@@ -44,9 +44,9 @@ func (r *REST) validateOwnerReferences(ctx context.Context, app, old *unstructur
 
 // ownerRefused returns why the requester may not name ref as an owner of
 // an application in namespace ns, or "".
-func (r *REST) ownerRefused(ctx context.Context, ns string, ref metav1.OwnerReference) string {
+func (s *strategy) ownerRefused(ctx context.Context, ns string, ref metav1.OwnerReference) string {
 	owner := fmt.Sprintf("%s %s (%s)", ref.Kind, ref.Name, ref.APIVersion)
-	if r.authorizer == nil {
+	if s.authorizer == nil {
 		return fmt.Sprintf("owner reference to %s: this server cannot check the requester's rights on owners", owner)
 	}
 	user, ok := genericapirequest.UserFrom(ctx)
@@ -57,7 +57,7 @@ func (r *REST) ownerRefused(ctx context.Context, ns string, ref metav1.OwnerRefe
 	if err != nil {
 		return fmt.Sprintf("owner reference to %s: apiVersion: %v", owner, err)
 	}
-	mapping, err := r.client.RESTMapper().RESTMapping(gv.WithKind(ref.Kind).GroupKind(), gv.Version)
+	mapping, err := s.client.RESTMapper().RESTMapping(gv.WithKind(ref.Kind).GroupKind(), gv.Version)
 	if err != nil {
 		return fmt.Sprintf("owner reference to %s: the kind is not served by this cluster (%v)", owner, err)
 	}
@@ -69,12 +69,12 @@ func (r *REST) ownerRefused(ctx context.Context, ns string, ref metav1.OwnerRefe
 		// Owners of a namespaced object live in its namespace.
 		attrs.Namespace = ns
 	}
-	if msg := r.authorize(ctx, attrs); msg != "" {
+	if msg := s.authorize(ctx, attrs); msg != "" {
 		return fmt.Sprintf("owner reference to %s: %s may not get it (%s); an application names only owners its requester may read", owner, user.GetName(), msg)
 	}
 	if ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
 		attrs.Verb, attrs.Subresource = "update", "finalizers"
-		if msg := r.authorize(ctx, attrs); msg != "" {
+		if msg := s.authorize(ctx, attrs); msg != "" {
 			return fmt.Sprintf("owner reference to %s with blockOwnerDeletion: %s may not update its finalizers (%s); drop blockOwnerDeletion or ask for that right", owner, user.GetName(), msg)
 		}
 	}
@@ -82,8 +82,8 @@ func (r *REST) ownerRefused(ctx context.Context, ns string, ref metav1.OwnerRefe
 }
 
 // authorize returns "" when attrs are allowed, or the reason.
-func (r *REST) authorize(ctx context.Context, attrs authorizer.AttributesRecord) string {
-	decision, reason, err := r.authorizer.Authorize(ctx, attrs)
+func (s *strategy) authorize(ctx context.Context, attrs authorizer.AttributesRecord) string {
+	decision, reason, err := s.authorizer.Authorize(ctx, attrs)
 	switch {
 	case err != nil:
 		return err.Error()

@@ -582,19 +582,13 @@ func TestList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cachedList := fromCache.(*List)
-			if err := l.Materialize(); err != nil {
-				t.Fatal(err)
-			}
-			if err := cachedList.Materialize(); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(l.Items, cachedList.Items); diff != "" {
+			items := decodedItems(t, l)
+			if diff := cmp.Diff(items, decodedItems(t, fromCache)); diff != "" {
 				t.Errorf("cached list differs from the consistent list (-consistent +cached):\n%s", diff)
 			}
 			// Items (memoized JSON, interned specs) are what a fresh
 			// conversion of each HelmRelease gives.
-			for _, item := range l.Items {
+			for _, item := range items {
 				got, err := f.rest.Get(genericapirequest.WithNamespace(context.Background(), item.GetNamespace()), item.GetName(), &metav1.GetOptions{})
 				if err != nil {
 					t.Fatal(err)
@@ -1043,4 +1037,18 @@ func TestCreateTakesValuesSourceFromNamespace(t *testing.T) {
 	if got := hr.Spec.ValuesFrom; len(got) != 1 || got[0].Kind != "Secret" || got[0].Name != v1alpha1.ValuesName {
 		t.Fatalf("valuesFrom = %+v, want the legacy Secret %s", got, v1alpha1.ValuesName)
 	}
+}
+
+// decodedItems are the items of list, decoded as the API server's
+// handlers decode them (meta.EachListItem).
+func decodedItems(t *testing.T, list runtime.Object) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	if err := apimeta.EachListItem(list, func(o runtime.Object) error {
+		out = append(out, o.(*unstructured.Unstructured))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -16,12 +16,65 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage/names"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"k8s.io/apiserver/pkg/warning"
 
+	"cozystack.io/platform/internal/apiserver/appkinds"
 	operatornames "cozystack.io/platform/internal/operator/names"
 )
+
+// strategy is what one kind's applications must be, as apiextensions'
+// customResourceStrategy is for a custom resource: it prepares the object
+// of a create or an update (PrepareForCreate, PrepareForUpdate: system
+// fields, generated names) and validates it (validateCreate,
+// validateUpdate). The verbs (create.go, update.go) run the flow and write
+// the HelmRelease; the strategy writes nothing.
+type strategy struct {
+	kind *appkinds.Kind
+	// client reads the objects owner references name and the tenant
+	// namespaces (Namespace objects) a Tenant's release makes.
+	client client.Client
+	// authorizer checks owner references with the requester's rights.
+	authorizer authorizer.Authorizer
+	// ns tells a namespace's tenant labels (validateHosts,
+	// validateTenantNamespace); nil when the server runs without it.
+	ns corelisters.NamespaceLister
+}
+
+// PrepareForCreate clears what a create may not set (the system fields:
+// kube-apiserver sets them on the HelmRelease; the managedFields the
+// request handler computed are the application's own and stay) and, for
+// metadata.generateName, picks a name that fits the kind.
+func (s *strategy) PrepareForCreate(app *unstructured.Unstructured) {
+	rest.WipeObjectMetaSystemFields(app)
+	app.SetResourceVersion("")
+	app.SetGeneration(0)
+	if app.GetName() == "" && app.GetGenerateName() != "" {
+		app.SetName(s.generateName(app.GetGenerateName()))
+	}
+}
+
+// PrepareForUpdate takes the system fields from the stored object old, as
+// rest.BeforeUpdate does; resourceVersion, when the request leaves it out,
+// is current's (the stored HelmRelease's: an unconditional update).
+func (s *strategy) PrepareForUpdate(app, old *unstructured.Unstructured, currentResourceVersion string) {
+	app.SetGeneration(old.GetGeneration())
+	if app.GetUID() == "" {
+		app.SetUID(old.GetUID())
+	}
+	app.SetCreationTimestamp(old.GetCreationTimestamp())
+	if old.GetDeletionTimestamp() != nil {
+		app.SetDeletionTimestamp(old.GetDeletionTimestamp())
+	}
+	if app.GetResourceVersion() == "" {
+		app.SetResourceVersion(currentResourceVersion)
+	}
+}
 
 var (
 	metadataPath = field.NewPath("metadata")
@@ -34,25 +87,25 @@ var (
 // the requester's rights (validateOwnerReferences), the spec (see
 // validateSpec) and its hosts (validateHosts). It prunes unknown
 // spec fields from app unless the directive rejects them.
-func (r *REST) validateCreate(ctx context.Context, app *unstructured.Unstructured, directive string) field.ErrorList {
-	errs := validation.ValidateObjectMetaAccessor(app, true, r.validateName, metadataPath)
-	errs = append(errs, validateReservedMetadata(r.kind, app, nil)...)
-	errs = append(errs, r.validateOwnerReferences(ctx, app, nil)...)
-	errs = append(errs, r.validateSpec(ctx, app, nil, directive)...)
-	errs = append(errs, r.validateHosts(app, nil)...)
-	return append(errs, r.validateTenantNamespace(ctx, app)...)
+func (s *strategy) validateCreate(ctx context.Context, app *unstructured.Unstructured, directive string) field.ErrorList {
+	errs := validation.ValidateObjectMetaAccessor(app, true, s.validateName, metadataPath)
+	errs = append(errs, validateReservedMetadata(s.kind, app, nil)...)
+	errs = append(errs, s.validateOwnerReferences(ctx, app, nil)...)
+	errs = append(errs, s.validateSpec(ctx, app, nil, directive)...)
+	errs = append(errs, s.validateHosts(app, nil)...)
+	return append(errs, s.validateTenantNamespace(ctx, app)...)
 }
 
 // validateUpdate validates app replacing old: immutable metadata (name,
 // namespace, uid, creationTimestamp), then as on create. Names are not
 // checked again: they cannot change.
-func (r *REST) validateUpdate(ctx context.Context, app, old *unstructured.Unstructured, directive string) field.ErrorList {
+func (s *strategy) validateUpdate(ctx context.Context, app, old *unstructured.Unstructured, directive string) field.ErrorList {
 	errs := validation.ValidateObjectMetaAccessorUpdate(app, old, metadataPath)
 	errs = append(errs, validation.ValidateFinalizers(app.GetFinalizers(), metadataPath.Child("finalizers"))...)
-	errs = append(errs, validateReservedMetadata(r.kind, app, old)...)
-	errs = append(errs, r.validateOwnerReferences(ctx, app, old)...)
-	errs = append(errs, r.validateSpec(ctx, app, old, directive)...)
-	return append(errs, r.validateHosts(app, old)...)
+	errs = append(errs, validateReservedMetadata(s.kind, app, old)...)
+	errs = append(errs, s.validateOwnerReferences(ctx, app, old)...)
+	errs = append(errs, s.validateSpec(ctx, app, old, directive)...)
+	return append(errs, s.validateHosts(app, old)...)
 }
 
 // validateName is the kind's name rule (a DNS-1035 label short enough for
@@ -60,14 +113,14 @@ func (r *REST) validateUpdate(ctx context.Context, app, old *unstructured.Unstru
 // cozystack-operator reserves for Package components
 // (operatornames.ReservedRelease); a generateName prefix only has to be a
 // DNS-1035 label prefix, as generateName truncates it to fit.
-func (r *REST) validateName(name string, prefix bool) []string {
+func (s *strategy) validateName(name string, prefix bool) []string {
 	if prefix {
 		return validation.NameIsDNS1035Label(name, true)
 	}
-	if msgs := r.kind.ValidateName(name); len(msgs) > 0 {
+	if msgs := s.kind.ValidateName(name); len(msgs) > 0 {
 		return msgs
 	}
-	if release := r.kind.HelmReleaseName(name); operatornames.ReservedRelease(release) {
+	if release := s.kind.HelmReleaseName(name); operatornames.ReservedRelease(release) {
 		return []string{fmt.Sprintf("its HelmRelease name %s holds \"--\" and ten hex digits, the form reserved for the releases of Package components (contract K1, Metadata the platform owns); choose another name", release)}
 	}
 	return nil
@@ -79,14 +132,14 @@ const generatedSuffixLength = utilvalidation.DNS1035LabelMaxLength - names.MaxGe
 // generateName appends random characters to base, first shortening base so
 // the result fits the kind's maximum name length (the generator itself only
 // knows Kubernetes' 63).
-func (r *REST) generateName(base string) string {
-	if limit := max(r.kind.MaxNameLength-generatedSuffixLength, 0); len(base) > limit {
+func (s *strategy) generateName(base string) string {
+	if limit := max(s.kind.MaxNameLength-generatedSuffixLength, 0); len(base) > limit {
 		base = base[:limit]
 	}
 	// A random suffix may complete a reserved release name; a base that
 	// makes every name reserved is refused by validateName.
 	name := names.SimpleNameGenerator.GenerateName(base)
-	for i := 0; i < 8 && operatornames.ReservedRelease(r.kind.HelmReleaseName(name)); i++ {
+	for i := 0; i < 8 && operatornames.ReservedRelease(s.kind.HelmReleaseName(name)); i++ {
 		name = names.SimpleNameGenerator.GenerateName(base)
 	}
 	return name
@@ -106,7 +159,7 @@ func (r *REST) generateName(base string) string {
 //   - its x-kubernetes-validations (CEL) hold, transition rules against the
 //     current object on update, with ratcheting (appschema.ValidateRules);
 //   - deprecated fields get a Warning header each, which kubectl prints.
-func (r *REST) validateSpec(ctx context.Context, app, old *unstructured.Unstructured, directive string) field.ErrorList {
+func (s *strategy) validateSpec(ctx context.Context, app, old *unstructured.Unstructured, directive string) field.ErrorList {
 	var spec map[string]any
 	switch v := app.Object["spec"].(type) {
 	case nil:
@@ -127,12 +180,12 @@ func (r *REST) validateSpec(ctx context.Context, app, old *unstructured.Unstruct
 	stored := map[string]bool{}
 	if old != nil {
 		if oldSpec, ok := old.Object["spec"].(map[string]any); ok {
-			for _, p := range r.kind.Schema.UnknownFields(oldSpec) {
+			for _, p := range s.kind.Schema.UnknownFields(oldSpec) {
 				stored[p] = true
 			}
 		}
 	}
-	for _, p := range r.kind.Schema.Prune(spec) {
+	for _, p := range s.kind.Schema.Prune(spec) {
 		switch {
 		case directive == metav1.FieldValidationIgnore:
 		case directive == metav1.FieldValidationStrict && !stored[p]:
@@ -144,8 +197,8 @@ func (r *REST) validateSpec(ctx context.Context, app, old *unstructured.Unstruct
 	app.Object["spec"] = spec
 
 	defaulted := runtime.DeepCopyJSON(spec)
-	r.kind.Schema.Default(defaulted)
-	errs = append(errs, r.kind.Schema.Validate(defaulted)...)
+	s.kind.Schema.Default(defaulted)
+	errs = append(errs, s.kind.Schema.Validate(defaulted)...)
 	// x-kubernetes-validations see both sides defaulted: old is the
 	// stored object as read (fromHelmRelease applies the defaults), so it
 	// is passed as it is, read-only.
@@ -153,8 +206,8 @@ func (r *REST) validateSpec(ctx context.Context, app, old *unstructured.Unstruct
 	if old != nil {
 		oldSpec, _ = old.Object["spec"].(map[string]any)
 	}
-	errs = append(errs, r.kind.Schema.ValidateRules(ctx, defaulted, oldSpec)...)
-	for _, msg := range r.kind.Schema.Deprecated(spec) {
+	errs = append(errs, s.kind.Schema.ValidateRules(ctx, defaulted, oldSpec)...)
+	for _, msg := range s.kind.Schema.Deprecated(spec) {
 		warning.AddWarning(ctx, "", msg)
 	}
 	return errs
@@ -192,11 +245,6 @@ func (r *REST) ConvertToTable(ctx context.Context, object runtime.Object, tableO
 		}
 	} else if m, err := apimeta.Accessor(object); err == nil {
 		table.ResourceVersion = m.GetResourceVersion()
-	}
-	if l, ok := object.(*List); ok {
-		if err := l.Materialize(); err != nil {
-			return nil, err
-		}
 	}
 	var err error
 	table.Rows, err = metatable.MetaToTableRow(object, func(obj runtime.Object, _ metav1.Object, name, age string) ([]any, error) {

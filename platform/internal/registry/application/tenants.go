@@ -43,8 +43,8 @@ func TenantNamespace(parent, name string) string {
 // namespace (its install then fails with Conflict, and never takes it:
 // DisableTakeOwnership). The error names the namespace and the tenant
 // that holds it. Other kinds pass.
-func (r *REST) validateTenantNamespace(ctx context.Context, app *unstructured.Unstructured) field.ErrorList {
-	if r.kind.Kind != TenantKind {
+func (s *strategy) validateTenantNamespace(ctx context.Context, app *unstructured.Unstructured) field.ErrorList {
+	if s.kind.Kind != TenantKind {
 		return nil
 	}
 	ns := TenantNamespace(app.GetNamespace(), app.GetName())
@@ -53,8 +53,8 @@ func (r *REST) validateTenantNamespace(ctx context.Context, app *unstructured.Un
 		return field.ErrorList{field.Forbidden(path, fmt.Sprintf(
 			"the tenant's namespace %s is already %s; tenant namespaces are unique (contract K2, Tenant namespaces): choose another name", ns, holder))}
 	}
-	if r.ns != nil {
-		if n, err := r.ns.Get(ns); err == nil {
+	if s.ns != nil {
+		if n, err := s.ns.Get(ns); err == nil {
 			if n.Labels[v1alpha1.LabelTenant] == app.GetName() && n.Labels[labelParent] == app.GetNamespace() {
 				// This Tenant's own namespace: the Tenant exists (the
 				// create is AlreadyExists) or its namespace outlives it
@@ -69,7 +69,7 @@ func (r *REST) validateTenantNamespace(ctx context.Context, app *unstructured.Un
 		}
 	}
 	var tenants helmv2.HelmReleaseList
-	if err := r.client.List(ctx, &tenants, client.MatchingLabels{v1alpha1.LabelApplicationKind: TenantKind}); err != nil {
+	if err := s.client.List(ctx, &tenants, client.MatchingLabels{v1alpha1.LabelApplicationKind: TenantKind}); err != nil {
 		return field.ErrorList{field.InternalError(path, fmt.Errorf("listing Tenants to keep namespaces unique: %w", err))}
 	}
 	for _, hr := range tenants.Items {
@@ -89,7 +89,7 @@ func (r *REST) validateTenantNamespace(ctx context.Context, app *unstructured.Un
 // its namespace still exists.
 func (r *REST) statusHooks() statusHooks {
 	h := statusHooks{describe: r.describeRelease}
-	if r.kind.Kind == TenantKind && r.ns != nil {
+	if r.kind.Kind == TenantKind && r.strategy.ns != nil {
 		h.missing = r.tenantNamespaceMissing
 	}
 	return h
@@ -105,7 +105,7 @@ func (r *REST) tenantNamespaceMissing(hr *helmv2.HelmRelease) string {
 		return ""
 	}
 	ns := TenantNamespace(hr.Namespace, name)
-	if _, err := r.ns.Get(ns); err == nil || !apierrors.IsNotFound(err) {
+	if _, err := r.strategy.ns.Get(ns); err == nil || !apierrors.IsNotFound(err) {
 		return ""
 	}
 	return fmt.Sprintf("the tenant's namespace %s does not exist: it was deleted outside the platform, with every application in it; helm-controller recreates it, empty, at the next reconcile of this Tenant (within %s, or at once after the annotation reconcile.fluxcd.io/requestedAt is set to a new value)", ns, ReleaseInterval)
@@ -114,4 +114,4 @@ func (r *REST) tenantNamespaceMissing(hr *helmv2.HelmRelease) string {
 // memoizable reports whether the kind's converted objects depend only on
 // their HelmRelease, so lists may reuse a conversion per resourceVersion:
 // a Tenant's status also depends on its namespace.
-func (r *REST) memoizable() bool { return r.kind.Kind != TenantKind || r.ns == nil }
+func (r *REST) memoizable() bool { return r.kind.Kind != TenantKind || r.strategy.ns == nil }

@@ -32,7 +32,7 @@ func TestTenantNamespacesUnique(t *testing.T) {
 	ad.Spec.Release.Prefix = "tenant-"
 	f := newFixture(t, compileKind(t, ad))
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	f.rest.ns = corelisters.NewNamespaceLister(indexer)
+	f.rest.strategy.ns = corelisters.NewNamespaceLister(indexer)
 	child := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns + "-a"}}
 	if err := f.c.Create(context.Background(), child); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,9 @@
+// Package runner builds cozystack-controller: one controller-runtime
+// manager (package cozystack.io/platform/internal/controllermanager:
+// leader election on the Lease cozystack-controller.cozystack.io, metrics
+// and health endpoints on loopback by default) running the platform's
+// reconcilers: the K2 projection (package clustervalues) and the tenant
+// roles (package tenantrbac, with the cluster-wide roles of
+// platform/tenantaccess applied at start). Options, NewManager and Run;
+// command cozystack-controller is its flags and a call to Run.
+package runner

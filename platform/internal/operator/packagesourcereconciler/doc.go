@@ -1,0 +1,37 @@
+// Package packagesourcereconciler is the PackageSource reconciler of
+// cozystack-operator (its rules: README.md, "Catalog delivery"; the
+// artifact it pulls: contracts/artifact/README.md). Each reconcile of a
+// PackageSource runs these steps, numbered alike in Reconcile:
+//
+//  1. The served revision: status.artifact, loaded from the operator's
+//     store (package store), so that a restart or a failing registry never
+//     takes a served chart away.
+//  2. A newer revision (fetch): spec.oci or spec.layout is resolved and,
+//     when the digest is new, the artifact is pulled into the store with
+//     every digest, size, the format and every chart archive verified
+//     (cozystack.io/contracts/artifact), and the catalog's
+//     minPlatformVersion and K3 properties checked against this platform.
+//     A revision refused for what it is is not pulled again until the tag
+//     or the spec changes.
+//  3. The checks of what the revision would install, before anything is
+//     published: its definitions bound to its own charts, its declarations
+//     fitting in the status, its catalog name unique, no kind or policy of
+//     another owner (adinstaller.Guard), and no kind dropped while
+//     applications of it exist unless spec.kindRemoval is Terminate
+//     (adinstaller.InUse; contract K1, "Lifecycle of a kind").
+//  4. Publish, then install: the revision's charts are served (package
+//     artifactserver) with one ExternalArtifact per component and per
+//     application in cozy-system, named
+//     v1alpha1.ComponentArtifactName(source, name) (contract K1), their
+//     status written as a Flux source controller would; then its
+//     ApplicationDefinitions, policies and tenant roles are applied and the
+//     ones a new revision no longer ships removed (package adinstaller).
+//  5. Status (package status): the served artifact, the catalog metadata,
+//     and Ready/Reconciling/Stalled with one of the reasons of
+//     v1alpha1.PackageSource. A failed reconcile is retried after 10 s,
+//     doubling up to spec.interval, and the message says when.
+//
+// Any failure in 2 or 3 leaves the served revision, its ExternalArtifacts
+// and its definitions as they were: Ready=False names the failure and the
+// revision still served.
+package packagesourcereconciler

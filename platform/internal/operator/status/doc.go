@@ -1,0 +1,17 @@
+// Package status is the one way cozystack-operator's reconcilers write the
+// status of what they reconcile (PackageSource, Package), through
+// fluxcd/pkg/runtime as Flux's own controllers do: a reconcile summarizes
+// its outcome in one Result (the summarize step), Write turns it into the
+// kstatus conditions with the runtime's conditions package, emits one
+// event when Ready changes, and patches the status with its serial patch
+// helper (the conditions it owns overwrite the stored ones, and
+// status.observedGeneration is the generation reconciled).
+//
+// The kstatus semantics (Kubernetes API conventions, "Typical status
+// properties"; README.md, "Catalog delivery"): Ready is always
+// present; Reconciling is present (True) only while the operator is still
+// working towards Ready; Stalled is present (True) only when it cannot get
+// there without a person changing something. Reasons are CamelCase (the
+// constants of cozystack.io/contracts/apis/cozystack/v1alpha1) and
+// messages say what to fix.
+package status
