@@ -31,6 +31,12 @@
 //     v1alpha1.PackageSource. A failed reconcile is retried after 10 s,
 //     doubling up to spec.interval, and the message says when.
 //
+// The steps reach the world through small interfaces: Opener (the origin
+// of a spec; real: Open), ArtifactStore (real: package store) and
+// ChartServer (real: package artifactserver), so that fetching and
+// verifying is table-tested with fakes (TestFetch) while the end-to-end
+// tests of package operator run the real ones.
+//
 // Any failure in 2 or 3 leaves the served revision, its ExternalArtifacts
 // and its definitions as they were: Ready=False names the failure and the
 // revision still served.

@@ -15,12 +15,14 @@ import (
 	"github.com/fluxcd/pkg/runtime/patch"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
+	"oras.land/oras-go/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,7 +39,6 @@ import (
 	"cozystack.io/platform/internal/operator/names"
 	"cozystack.io/platform/internal/operator/requirements"
 	"cozystack.io/platform/internal/operator/status"
-	"cozystack.io/platform/internal/operator/store"
 )
 
 // DefaultInterval is how often a tag is resolved again when
@@ -70,13 +71,41 @@ type Reconciler struct {
 	// the manager's cache); APIReader reads pull Secrets directly.
 	Client    client.Client
 	APIReader client.Reader
-	Store     *store.Store
-	Server    *artifactserver.Server
-	Platform  requirements.Platform
-	Recorder  events.EventRecorder
+	// Store pulls, verifies and keeps revisions (package store); Server
+	// serves their charts to helm-controller (package artifactserver).
+	Store  ArtifactStore
+	Server ChartServer
+	// Open opens a spec's origin; nil means Open.
+	Open     Opener
+	Platform requirements.Platform
+	Recorder events.EventRecorder
 
 	mu       sync.Mutex
 	attempts map[string]*attempts
+}
+
+// ArtifactStore is where revisions are pulled to, verified and kept
+// (steps 1 and 2): package store's Store.
+type ArtifactStore interface {
+	// Pull copies reference from src, verifying every digest, size, the
+	// format and every chart archive, and keeps it pending for source.
+	Pull(ctx context.Context, source string, src oras.ReadOnlyTarget, reference string) (*artifact.Artifact, error)
+	// Load returns a kept revision, verified.
+	Load(ctx context.Context, d digest.Digest) (*artifact.Artifact, error)
+	// Serve makes manifest the revision source serves; Discard drops its
+	// pending one; Forget drops all of source's.
+	Serve(ctx context.Context, source string, manifest ocispec.Descriptor) error
+	Discard(ctx context.Context, source string) error
+	Forget(ctx context.Context, source string) error
+}
+
+// ChartServer serves the charts of each source's revision to
+// helm-controller (step 4): package artifactserver's Server.
+type ChartServer interface {
+	Publish(source string, charts []artifact.Chart)
+	Withdraw(source string)
+	// URL is where helm-controller downloads chart of source.
+	URL(source string, chart artifact.Chart) string
 }
 
 // attemptsOf returns what is remembered of ps, reset when its spec changed.
@@ -312,17 +341,21 @@ func backoff(n int, interval time.Duration) time.Duration {
 // changes.
 func (r *Reconciler) fetch(ctx context.Context, ps *v1alpha1.PackageSource, served *artifact.Artifact, tries *attempts) (*artifact.Artifact, status.Result) {
 	keep := keeping(served)
-	o, err := open(ctx, r.APIReader, ps.Spec)
+	opener := r.Open
+	if opener == nil {
+		opener = Open
+	}
+	o, err := opener(ctx, r.APIReader, ps.Spec)
 	if err != nil {
 		return nil, status.Result{State: status.StateProgressing, Reason: v1alpha1.ReasonPullFailed, Message: err.Error() + keep}
 	}
-	desc, err := o.target.Resolve(ctx, o.reference)
+	desc, err := o.Target.Resolve(ctx, o.Reference)
 	if err != nil {
 		return nil, status.Result{State: status.StateProgressing, Reason: v1alpha1.ReasonPullFailed,
-			Message: fmt.Sprintf("resolve %s: %v%s", o.display, err, keep)}
+			Message: fmt.Sprintf("resolve %s: %v%s", o.Display, err, keep)}
 	}
 	if served != nil && desc.Digest == served.Manifest.Digest {
-		return nil, ready(served, o.display)
+		return nil, ready(served, o.Display)
 	}
 	if tries.refused == desc.Digest {
 		return nil, tries.refusal
@@ -333,9 +366,9 @@ func (r *Reconciler) fetch(ctx context.Context, ps *v1alpha1.PackageSource, serv
 		tries.refusal.Message += fmt.Sprintf("; %s is not pulled again until the tag moves or the PackageSource's spec changes", desc.Digest)
 		return nil, tries.refusal
 	}
-	a, err := r.Store.Pull(ctx, ps.Name, o.target, desc.Digest.String())
+	a, err := r.Store.Pull(ctx, ps.Name, o.Target, desc.Digest.String())
 	if err != nil {
-		res := pullFailure(o.display, err, keep)
+		res := pullFailure(o.Display, err, keep)
 		switch res.Reason {
 		case v1alpha1.ReasonInvalidArtifact, v1alpha1.ReasonUnsafeArchive:
 			return refuse(res)
@@ -345,9 +378,9 @@ func (r *Reconciler) fetch(ctx context.Context, ps *v1alpha1.PackageSource, serv
 	if err := requirements.Check(a.Catalog.CatalogInfo, r.Platform); err != nil {
 		_ = r.Store.Discard(ctx, ps.Name)
 		return refuse(status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonRequirementsNotMet,
-			Message: fmt.Sprintf("%s (%s): %v%s", o.display, a.Manifest.Digest, err, keep)})
+			Message: fmt.Sprintf("%s (%s): %v%s", o.Display, a.Manifest.Digest, err, keep)})
 	}
-	return a, ready(a, o.display)
+	return a, ready(a, o.Display)
 }
 
 func ready(a *artifact.Artifact, display string) status.Result {

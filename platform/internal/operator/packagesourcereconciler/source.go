@@ -18,20 +18,25 @@ import (
 	"cozystack.io/contracts/artifact"
 )
 
-// origin is where one PackageSource's artifact is read from.
-type origin struct {
-	target oras.ReadOnlyTarget
-	// reference is what target resolves: a tag or a digest.
-	reference string
-	// display is the full reference for status and messages:
+// Origin is where one PackageSource's artifact is read from: a target
+// (registry repository or OCI image layout) and the reference it resolves.
+type Origin struct {
+	Target oras.ReadOnlyTarget
+	// Reference is what Target resolves: a tag or a digest.
+	Reference string
+	// Display is the full reference for status and messages:
 	// "<repository>:<tag>", "<repository>@<digest>" or "<path>:<tag>".
-	display string
+	Display string
 }
 
-// open returns the origin of spec. For a registry it reads the pull
+// Opener opens the Origin of a PackageSource's spec: step 2's seam (the
+// real one is Open; tests give a fake target).
+type Opener func(ctx context.Context, r client.Reader, spec v1alpha1.PackageSourceSpec) (*Origin, error)
+
+// Open returns the origin of spec. For a registry it reads the pull
 // Secret, if any, from v1alpha1.SystemNamespace through r (the API, not a
 // cache: the operator does not watch Secrets).
-func open(ctx context.Context, r client.Reader, spec v1alpha1.PackageSourceSpec) (*origin, error) {
+func Open(ctx context.Context, r client.Reader, spec v1alpha1.PackageSourceSpec) (*Origin, error) {
 	switch {
 	case spec.OCI != nil:
 		o := spec.OCI
@@ -51,7 +56,7 @@ func open(ctx context.Context, r client.Reader, spec v1alpha1.PackageSourceSpec)
 		if err != nil {
 			return nil, fmt.Errorf("spec.oci: %w", err)
 		}
-		return &origin{target: repo, reference: ref, display: display}, nil
+		return &Origin{Target: repo, Reference: ref, Display: display}, nil
 	case spec.Layout != nil:
 		l := spec.Layout
 		if _, err := os.Stat(l.Path); err != nil {
@@ -61,7 +66,7 @@ func open(ctx context.Context, r client.Reader, spec v1alpha1.PackageSourceSpec)
 		if err != nil {
 			return nil, fmt.Errorf("spec.layout.path %s: not an OCI image layout: %w", l.Path, err)
 		}
-		return &origin{target: store, reference: l.Tag, display: l.Path + ":" + l.Tag}, nil
+		return &Origin{Target: store, Reference: l.Tag, Display: l.Path + ":" + l.Tag}, nil
 	default:
 		return nil, fmt.Errorf("spec: set one of spec.oci and spec.layout")
 	}
