@@ -34,8 +34,9 @@
 // The steps reach the world through small interfaces: Opener (the origin
 // of a spec; real: Open), ArtifactStore (real: package store) and
 // ChartServer (real: package artifactserver), so that fetching and
-// verifying is table-tested with fakes (TestFetch) while the end-to-end
-// tests of package operator run the real ones.
+// verifying (TestFetch) and publishing (TestPublish, over
+// controller-runtime's fake client) are table-tested with fakes while the
+// end-to-end tests of package operator run the real ones.
 //
 // Any failure in 2 or 3 leaves the served revision, its ExternalArtifacts
 // and its definitions as they were: Ready=False names the failure and the
