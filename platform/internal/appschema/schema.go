@@ -112,7 +112,7 @@ func (s *Schema) Validate(spec map[string]any) field.ErrorList {
 	}
 	var errs field.ErrorList
 	seen := map[string]bool{}
-	for _, leaf := range leaves(ve) {
+	for _, leaf := range Leaves(ve) {
 		e := toFieldError(spec, leaf)
 		if key := e.Error(); !seen[key] {
 			seen[key] = true
@@ -123,13 +123,16 @@ func (s *Schema) Validate(spec map[string]any) field.ErrorList {
 	return errs
 }
 
-func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+// Leaves are the innermost causes of a JSON Schema validation error, the
+// ones that name a field and what is wrong with it (the outer ones only
+// say "allOf failed").
+func Leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
 	if len(e.Causes) == 0 {
 		return []*jsonschema.ValidationError{e}
 	}
 	var out []*jsonschema.ValidationError
 	for _, c := range e.Causes {
-		out = append(out, leaves(c)...)
+		out = append(out, Leaves(c)...)
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/schemas"
+	"cozystack.io/platform/internal/appschema"
 )
 
 var printer = message.NewPrinter(language.English)
@@ -107,21 +108,10 @@ func validate(s *jsonschema.Schema, v map[string]any) error {
 	}
 	// One line per failing key, for a condition message.
 	var msgs []string
-	for _, leaf := range leaves(ve) {
+	for _, leaf := range appschema.Leaves(ve) {
 		msgs = append(msgs, fmt.Sprintf("at /%s: %s", strings.Join(leaf.InstanceLocation, "/"), leaf.ErrorKind.LocalizedString(printer)))
 	}
 	return errors.New(strings.Join(msgs, "; "))
-}
-
-func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(e.Causes) == 0 {
-		return []*jsonschema.ValidationError{e}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range e.Causes {
-		out = append(out, leaves(c)...)
-	}
-	return out
 }
 
 // renderer memoizes renderCluster per (UID, generation) of the source and
