@@ -30,11 +30,14 @@ const AnnotationManagedFields = "apps.cozystack.io/managed-fields"
 // ReleaseInterval is the HelmRelease reconcile interval.
 const ReleaseInterval = 5 * time.Minute
 
-// ReservedLabel reports whether a label key is set by the platform on the
-// HelmRelease of kind k, so an application may not set it: it would be
-// overwritten, and reading it back would not be reversible.
+// ReservedLabel reports whether a label key is one the platform sets on
+// the HelmRelease of kind k (the application labels of contract K1 and the
+// kind's release labels), so an application may not set it: it would be
+// overwritten, and reading it back would not be reversible. Which keys
+// belong to the platform at all is ReservedKey's rule.
 func ReservedLabel(k *appkinds.Kind, key string) bool {
-	if strings.HasPrefix(key, "apps.cozystack.io/application.") {
+	switch key {
+	case v1alpha1.LabelApplicationKind, v1alpha1.LabelApplicationGroup, v1alpha1.LabelApplicationName:
 		return true
 	}
 	_, ok := k.Release.Labels[key]
