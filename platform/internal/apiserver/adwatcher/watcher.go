@@ -203,13 +203,13 @@ func (w *Watcher) usage(ad *v1alpha1.ApplicationDefinition, ads []*v1alpha1.Appl
 	case deleted && len(byNamespace) == 0:
 		return usage{release: true}
 	case deleted && unserved:
-		return usage{note: fmt.Sprintf("the ApplicationDefinition is deleted, but %s of kind %s remain, and this definition does not serve them: fix it so that they can be deleted through the API, or delete their HelmReleases; the definition then goes. Removing the finalizer %s instead leaves them unserved, their HelmReleases untouched, until a definition of kind %s is applied again",
-			appcount.Describe(byNamespace), kind, v1alpha1.FinalizerApplications, kind)}
+		return usage{note: fmt.Sprintf("the ApplicationDefinition is deleted, but kind %s still has %s, and this definition does not serve them: fix it so that they can be deleted through the API, or delete their HelmReleases; the definition then goes. Removing the finalizer %s instead leaves them unserved, their HelmReleases untouched, until a definition of kind %s is applied again",
+			kind, appcount.Describe(byNamespace), v1alpha1.FinalizerApplications, kind)}
 	case deleted:
-		return usage{note: fmt.Sprintf("the ApplicationDefinition is deleted, but %s of kind %s remain: the kind stays served, without creates, until they are deleted (kubectl delete %s --all -n <namespace>); the definition then goes. Removing the finalizer %s instead leaves them unserved, their HelmReleases untouched, until a definition of kind %s is applied again",
-			appcount.Describe(byNamespace), kind, ad.Spec.Application.Plural, v1alpha1.FinalizerApplications, kind)}
+		return usage{note: fmt.Sprintf("the ApplicationDefinition is deleted, but kind %s still has %s: the kind stays served, without creates, until they are deleted (kubectl delete %s --all -n <namespace>); the definition then goes. Removing the finalizer %s instead leaves them unserved, their HelmReleases untouched, until a definition of kind %s is applied again",
+			kind, appcount.Describe(byNamespace), ad.Spec.Application.Plural, v1alpha1.FinalizerApplications, kind)}
 	case len(byNamespace) > 0 && servedKind(set, kind) == nil:
-		return usage{note: fmt.Sprintf("%s of kind %s are not served until this is fixed; their HelmReleases are untouched", appcount.Describe(byNamespace), kind)}
+		return usage{note: fmt.Sprintf("kind %s has %s that this definition does not serve until it is fixed; their HelmReleases are untouched", kind, appcount.Describe(byNamespace))}
 	}
 	return usage{}
 }
