@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"cozystack.io/sdk/localcp"
 	"cozystack.io/tools/internal/boundary/edge"
 	"cozystack.io/tools/internal/boundary/report"
 )
@@ -556,22 +557,15 @@ func TestRepository(t *testing.T) {
 	}
 }
 
-// repoRoot walks up from the test's directory to the one holding go.work.
+// repoRoot is this repository's root (localcp.RepoRoot: the go.work next
+// to sdk/localcp).
 func repoRoot(t *testing.T) string {
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
+	t.Helper()
+	root, ok := localcp.RepoRoot()
+	if !ok {
+		t.Fatal("no repository root above the test directory")
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.work above the test directory")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // lint copies testdata/tree and an overlay into a temporary root and runs
