@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/apiserver/apiservertest"
 )
 
 // A changed AD changes behaviour at once, and a deleted AD's kind leaves
@@ -128,25 +129,7 @@ func TestWatchesEndWithTheirKind(t *testing.T) {
 	if err := backend.Delete(ctx, ad); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	timeout := time.After(2 * time.Second)
-	for ended := false; !ended; {
-		select {
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				ended = true
-				break
-			}
-			if ev.Type == "ERROR" {
-				if st, _ := ev.Object.(*metav1.Status); st == nil || st.Code != 410 {
-					t.Errorf("ERROR event %v, want 410 Gone", ev.Object)
-				}
-			}
-		case <-timeout:
-			t.Fatal("the watch on buckets is still open 2 s after its ApplicationDefinition was deleted")
-		}
-	}
-	t.Logf("the watch ended %s after the ApplicationDefinition was deleted", time.Since(start).Round(time.Millisecond))
+	apiservertest.WatchEnds(t, w, time.Now(), "the watch on buckets after their ApplicationDefinition was deleted")
 	// The application keeps the kind served (TestRemovingAKindInUse);
 	// removed by hand, the definition goes and the kind with it.
 	removeKind(t, "bucket")
@@ -214,17 +197,7 @@ func TestRenamedPlural(t *testing.T) {
 	if err := backend.Update(ctx, &ad); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	timeout := time.After(2 * time.Second)
-	for ended := false; !ended; {
-		select {
-		case _, ok := <-w.ResultChan():
-			ended = !ok
-		case <-timeout:
-			t.Fatal("the watch on bootboxes is still open 2 s after the plural changed")
-		}
-	}
-	t.Logf("the watch on the old plural ended %s after the change", time.Since(start).Round(time.Millisecond))
+	apiservertest.WatchEnds(t, w, time.Now(), "the watch on bootboxes after the plural changed")
 	waitDiscovered(t, "bootboxen", 5*time.Second)
 	got, err := resource("bootboxen").Get(ctx, "box", metav1.GetOptions{})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/apiserver/apiservertest"
 )
 
 // TestKindInUse checks K1 "Removing a kind that has applications"
@@ -157,7 +158,7 @@ func TestKindInUse(t *testing.T) {
 		deleted = time.Now()
 		return nil
 	})
-	waitClosed(t, w, deleted, "the watch on doohickeys after their definition was deleted")
+	apiservertest.WatchEnds(t, w, deleted, "the watch on doohickeys after their definition was deleted")
 	got = waitSource(t, "inuse", "serving 2.0.0", serving("2.0.0"))
 	mustContain(t, "Ready message", ready(got.Status.Conditions).Message, "Terminating", "kind Doohickey (ApplicationDefinition doohickey): 3 applications")
 	eventually(t, "doohickey Served as Terminating", func() error {
@@ -221,30 +222,7 @@ func TestKindInUse(t *testing.T) {
 	}); err != nil {
 		t.Fatal("ApplicationDefinition doohickey, unused, never removed by the upgrade")
 	}
-	waitClosed(t, w2, removed, "the watch on doohickeys after an upgrade dropped them")
-}
-
-// waitClosed fails unless watch w ends (closes, or sends 410 Gone) within
-// 2 s of since.
-func waitClosed(t *testing.T, w watch.Interface, since time.Time, what string) {
-	t.Helper()
-	deadline := time.After(time.Until(since.Add(2 * time.Second)))
-	for {
-		select {
-		case ev, open := <-w.ResultChan():
-			if !open {
-				t.Logf("%s ended %s after", what, time.Since(since).Round(time.Millisecond))
-				return
-			}
-			if ev.Type == watch.Error {
-				if st, _ := ev.Object.(*metav1.Status); st == nil || st.Code != 410 {
-					t.Errorf("%s: ERROR event %v, want 410 Gone", what, ev.Object)
-				}
-			}
-		case <-deadline:
-			t.Fatalf("%s is still open 2 s after", what)
-		}
-	}
+	apiservertest.WatchEnds(t, w2, removed, "the watch on doohickeys after an upgrade dropped them")
 }
 
 // ensureNS creates namespace name unless it exists.

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -106,4 +108,29 @@ func Start(tb testing.TB, env *testenv.Env) client.WithWatch {
 	}
 	started[env] = c
 	return c
+}
+
+// WatchEnds fails tb unless watch w ends within 2 s of since, cleanly:
+// its stream closes, any ERROR event on the way being 410 Gone (contract
+// K1, "Lifecycle of a kind"). what names the watch in messages; the time
+// it took is logged.
+func WatchEnds(tb testing.TB, w watch.Interface, since time.Time, what string) {
+	tb.Helper()
+	deadline := time.After(time.Until(since.Add(2 * time.Second)))
+	for {
+		select {
+		case ev, open := <-w.ResultChan():
+			if !open {
+				tb.Logf("%s ended %s after", what, time.Since(since).Round(time.Millisecond))
+				return
+			}
+			if ev.Type == watch.Error {
+				if st, _ := ev.Object.(*metav1.Status); st == nil || st.Code != 410 {
+					tb.Errorf("%s: ERROR event %v, want 410 Gone", what, ev.Object)
+				}
+			}
+		case <-deadline:
+			tb.Fatalf("%s is still open 2 s after", what)
+		}
+	}
 }
