@@ -187,8 +187,10 @@ func (w *Watcher) usage(ad *v1alpha1.ApplicationDefinition, ads []*v1alpha1.Appl
 	if !deleted && !unserved {
 		return usage{}
 	}
-	if deleted && successor(ad, ads) {
-		return usage{release: true} // the successor serves the applications
+	if deleted && (successor(ad, ads) || servedByAnother(set, ad)) {
+		// The applications of the kind stay served: by the successor, or
+		// by the AD this one lost the kind to (they were never its own).
+		return usage{release: true}
 	}
 	byNamespace := map[string]int{}
 	known := true
@@ -228,6 +230,12 @@ func successor(ad *v1alpha1.ApplicationDefinition, ads []*v1alpha1.ApplicationDe
 		}
 	}
 	return false
+}
+
+// servedByAnother says whether an AD other than ad serves ad's kind.
+func servedByAnother(set *appkinds.Set, ad *v1alpha1.ApplicationDefinition) bool {
+	k := servedKind(set, ad.Spec.Application.Kind)
+	return k != nil && k.Definition != ad.Name
 }
 
 func servedKind(set *appkinds.Set, kind string) *appkinds.Kind {

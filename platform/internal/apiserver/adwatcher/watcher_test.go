@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -45,12 +46,14 @@ func ad(name, kind, plural, schema string) *v1alpha1.ApplicationDefinition {
 	}
 }
 
-// Kinds come and go at run time; a bad AD disables only itself.
-func TestWatcherServesKindsAtRunTime(t *testing.T) {
+// startWatcher runs a Watcher of the test control plane's ADs (the CRD
+// applied first) with counter and onChange, until the test ends; it
+// returns its context and a client.
+func startWatcher(t *testing.T, counter adwatcher.ApplicationCounter, onChange func(*appkinds.Set)) (context.Context, client.Client, *adwatcher.Watcher) {
+	t.Helper()
 	testenv.Need(t, env)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
+	t.Cleanup(cancel)
 	crd, err := crds.ApplicationDefinition()
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +61,6 @@ func TestWatcherServesKindsAtRunTime(t *testing.T) {
 	if err := localcp.ApplyCRDs(ctx, env.Config, crd); err != nil {
 		t.Fatal(err)
 	}
-
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1alpha1.AddToScheme(scheme)
@@ -71,19 +73,24 @@ func TestWatcherServesKindsAtRunTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _ = informers.Start(ctx) }()
-
-	var mu sync.Mutex
-	var sets []*appkinds.Set
-	w := &adwatcher.Watcher{Cache: informers, Client: c, OnChange: func(s *appkinds.Set) {
-		mu.Lock()
-		defer mu.Unlock()
-		sets = append(sets, s)
-	}}
+	w := &adwatcher.Watcher{Cache: informers, Client: c, Applications: counter, OnChange: onChange, Recheck: 200 * time.Millisecond}
 	go func() {
 		if err := w.Run(ctx); err != nil {
 			t.Errorf("watcher: %v", err)
 		}
 	}()
+	return ctx, c, w
+}
+
+// Kinds come and go at run time; a bad AD disables only itself.
+func TestWatcherServesKindsAtRunTime(t *testing.T) {
+	var mu sync.Mutex
+	var sets []*appkinds.Set
+	ctx, c, w := startWatcher(t, nil, func(s *appkinds.Set) {
+		mu.Lock()
+		defer mu.Unlock()
+		sets = append(sets, s)
+	})
 	served := func(plural string) func() bool {
 		return func() bool {
 			s := w.Current()
@@ -166,4 +173,76 @@ func TestWatcherServesKindsAtRunTime(t *testing.T) {
 		return k != nil && k.Definition == "postgres-copy"
 	})
 	eventually("the former loser is now Served", 5*time.Second, hasCondition("postgres-copy", metav1.ConditionTrue, v1alpha1.ReasonServed))
+}
+
+// counter is an ApplicationCounter over a fixed, changeable table.
+type counter struct {
+	mu     sync.Mutex
+	byKind map[string]map[string]int
+}
+
+func (f *counter) Namespaces(kind string) (map[string]int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.byKind[kind], true
+}
+
+func (f *counter) set(kind string, byNamespace map[string]int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.byKind[kind] = byNamespace
+}
+
+// A deleted AD waits only for applications it serves: one that lost its
+// kind to another AD (a KindConflict) goes at once, however many
+// applications the kind has; the serving one waits, Terminating, until
+// they are gone.
+func TestDeletedDefinitionWaitsForItsApplications(t *testing.T) {
+	apps := &counter{byKind: map[string]map[string]int{"Widget": {"tenant-a": 2}}}
+	ctx, c, _ := startWatcher(t, apps, nil)
+	gone := func(name string) func(context.Context) (bool, error) {
+		return func(ctx context.Context) (bool, error) {
+			return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Name: name}, &v1alpha1.ApplicationDefinition{})), nil
+		}
+	}
+	reason := func(name, want string) func(context.Context) (bool, error) {
+		return func(ctx context.Context) (bool, error) {
+			var got v1alpha1.ApplicationDefinition
+			if err := c.Get(ctx, client.ObjectKey{Name: name}, &got); err != nil {
+				return false, nil
+			}
+			cond := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionServed)
+			return cond != nil && cond.Reason == want, nil
+		}
+	}
+	within := func(what string, cond func(context.Context) (bool, error)) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, cond); err != nil {
+			t.Fatalf("never %s", what)
+		}
+	}
+
+	widget := ad("widget", "Widget", "widgets", `{"type":"object"}`)
+	if err := c.Create(ctx, widget); err != nil {
+		t.Fatal(err)
+	}
+	within("widget Served", reason("widget", v1alpha1.ReasonServed))
+	rival := ad("widget-rival", "Widget", "widgetrivals", `{"type":"object"}`)
+	rival.Spec.Application.Singular = "widgetrival"
+	rival.Spec.Release.Prefix = "rival-" // no successor of widget: its HelmReleases would be named otherwise
+	if err := c.Create(ctx, rival); err != nil {
+		t.Fatal(err)
+	}
+	within("the rival refused with KindConflict", reason("widget-rival", v1alpha1.ReasonKindConflict))
+	if err := c.Delete(ctx, rival); err != nil {
+		t.Fatal(err)
+	}
+	within("the rival, which serves none of the kind's applications, gone", gone("widget-rival"))
+
+	if err := c.Delete(ctx, widget); err != nil {
+		t.Fatal(err)
+	}
+	within("widget Terminating", reason("widget", v1alpha1.ReasonTerminating))
+	apps.set("Widget", nil)
+	within("widget gone once its applications are", gone("widget"))
 }
