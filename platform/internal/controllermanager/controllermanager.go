@@ -22,6 +22,7 @@ import (
 	"cozystack.io/platform/internal/health"
 	"cozystack.io/platform/internal/install"
 	"cozystack.io/platform/internal/kubeconfig"
+	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 )
 
 // Options are the command-line options every controller binary has.
@@ -88,7 +89,7 @@ func (o *Options) RESTConfig() (*rest.Config, error) {
 
 // Scheme knows every kind a platform binary reads or writes in
 // kube-apiserver: Kubernetes' own, cozystack.io/v1alpha1, Flux's
-// HelmRelease and ExternalArtifact, and APIService.
+// HelmRelease and ExternalArtifact, APIService, and backups.cozystack.io.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
@@ -96,6 +97,7 @@ func Scheme() *runtime.Scheme {
 	utilruntime.Must(helmv2.AddToScheme(s))
 	utilruntime.Must(sourcev1.AddToScheme(s))
 	utilruntime.Must(apiregistrationv1.AddToScheme(s))
+	utilruntime.Must(backupsv1alpha1.AddToScheme(s))
 	return s
 }
 

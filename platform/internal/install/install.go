@@ -11,16 +11,23 @@ import (
 	"k8s.io/client-go/rest"
 
 	"cozystack.io/contracts/crds"
+	backupcrds "cozystack.io/sdk/backup/crds"
 	"cozystack.io/sdk/localcp"
 )
 
-// CRDs applies the embedded CRDs of cozystack.io/contracts and, when
+// CRDs applies the embedded CRDs of cozystack.io/contracts and of
+// backups.cozystack.io (cozystack.io/sdk/backup/crds) and, when
 // namespace is not empty, creates it (an existing one is fine).
 func CRDs(ctx context.Context, cfg *rest.Config, namespace string) error {
 	list, err := crds.All()
 	if err != nil {
 		return err
 	}
+	backups, err := backupcrds.All()
+	if err != nil {
+		return err
+	}
+	list = append(list, backups...)
 	if err := localcp.ApplyCRDs(ctx, cfg, list...); err != nil {
 		return fmt.Errorf("install CRDs: %w", err)
 	}

@@ -1,0 +1,186 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// Condition types of the backup kinds, besides the kstatus ones Ready,
+// Reconciling and Stalled.
+const (
+	ConditionReady       = "Ready"
+	ConditionReconciling = "Reconciling"
+	ConditionStalled     = "Stalled"
+	// ConditionDriverBound is the binder's one condition on a job.
+	ConditionDriverBound = "DriverBound"
+	// ConditionAuthorized is on a RestoreJob: may it read its Backup.
+	ConditionAuthorized = "Authorized"
+	// ConditionRetention is on a Plan: can its retention be carried out.
+	ConditionRetention = "Retention"
+)
+
+// The closed set of DriverBound reasons (contract k7, "Binding").
+const (
+	// ReasonBound: DriverBound=True; status.binding names the driver.
+	ReasonBound = "Bound"
+	// ReasonDriverNotInstalled: the strategy kind was handed to a catalog
+	// (the platform's handoff list) that is not installed; the message
+	// names the catalog and its minimum version. Phase Pending, retried.
+	ReasonDriverNotInstalled = "DriverNotInstalled"
+	// ReasonDriverUnavailable: the only registration serving the kind has
+	// an expired Lease. Retried.
+	ReasonDriverUnavailable = "DriverUnavailable"
+	// ReasonDriverConflict: two live registrations serve the kind; the
+	// message names both, and no driver runs the job. Retried.
+	ReasonDriverConflict = "DriverConflict"
+	// ReasonProtocolIncompatible: the registration speaks none of the
+	// core's protocol versions; the message lists both. Retried.
+	ReasonProtocolIncompatible = "ProtocolIncompatible"
+	// ReasonUnknownStrategyKind: no registration serves the kind and the
+	// handoff list does not name it: terminal, phase Failed.
+	ReasonUnknownStrategyKind = "UnknownStrategyKind"
+	// ReasonDriverWaitTimeout: one of the waiting reasons above lasted
+	// longer than the class's driverWaitTimeout: terminal, phase Failed.
+	ReasonDriverWaitTimeout = "DriverWaitTimeout"
+	// ReasonClassNotFound: the BackupClass does not exist, or has no
+	// strategy for the application's kind. Retried, bounded by the
+	// default driverWaitTimeout.
+	ReasonClassNotFound = "ClassNotFound"
+	// ReasonApplicationNotFound: the application to back up does not
+	// exist. Retried, bounded as ReasonClassNotFound.
+	ReasonApplicationNotFound = "ApplicationNotFound"
+)
+
+// BinderReasons is the closed set of DriverBound reasons, in the order of
+// the contract's table.
+var BinderReasons = []string{
+	ReasonBound, ReasonDriverNotInstalled, ReasonDriverUnavailable, ReasonDriverConflict,
+	ReasonProtocolIncompatible, ReasonUnknownStrategyKind, ReasonDriverWaitTimeout,
+	ReasonClassNotFound, ReasonApplicationNotFound,
+}
+
+// Reasons of a job's Ready, Reconciling and Stalled conditions.
+const (
+	// ReasonSucceeded: Ready=True, phase Succeeded.
+	ReasonSucceeded = "Succeeded"
+	// ReasonProgressing: Reconciling=True while the driver runs the job.
+	ReasonProgressing = "Progressing"
+	// ReasonWaitingForDriver: Reconciling=True while the job waits to be
+	// bound or claimed.
+	ReasonWaitingForDriver = "WaitingForDriver"
+	// ReasonBackendFailed: Ready=False, phase Failed; the driver's
+	// backend reported a failure, named in the message.
+	ReasonBackendFailed = "BackendFailed"
+	// ReasonTemplateError: Ready=False, phase Failed; a template in the
+	// strategy's parameters did not parse or execute; the message names
+	// the field and the error. Nothing was created on the backend.
+	ReasonTemplateError = "TemplateError"
+	// ReasonInvalidParameters: Ready=False, phase Failed; the strategy's
+	// parameters have an unknown or invalid key, named in the message.
+	ReasonInvalidParameters = "InvalidParameters"
+	// ReasonCancelled: Ready=False, phase Cancelled (spec.cancel).
+	ReasonCancelled = "Cancelled"
+	// ReasonPendingTimeout: Ready=False, phase Failed; the bound driver
+	// did not claim the job within the pending timeout.
+	ReasonPendingTimeout = "PendingTimeout"
+	// ReasonDeadlineExceeded: Ready=False, phase Failed; the run lasted
+	// longer than the run timeout.
+	ReasonDeadlineExceeded = "DeadlineExceeded"
+	// ReasonNoProgress: Stalled=True; the driver reported no progress for
+	// the stall timeout. Cleared by the next report.
+	ReasonNoProgress = "NoProgress"
+	// ReasonDriverLost: Stalled=True; the claim was not renewed within its
+	// lease. Only a replica of the bound driver may take it over.
+	ReasonDriverLost = "DriverLost"
+	// ReasonCapabilityMissing: Ready=False, phase Failed; the job needs a
+	// capability (e.g. RestoreToNew) its driver lacks.
+	ReasonCapabilityMissing = "CapabilityMissing"
+)
+
+// Reasons of a RestoreJob's Authorized condition and restore targets.
+const (
+	// ReasonGranted: Authorized=True; same namespace, or a BackupGrant
+	// allows it.
+	ReasonGranted = "Granted"
+	// ReasonGrantMissing: Authorized=False; the Backup is in another
+	// namespace and no BackupGrant there allows the RestoreJob's
+	// namespace; the message names the grant to create. Retried.
+	ReasonGrantMissing = "GrantMissing"
+	// ReasonBackupNotFound: Authorized=False; the Backup does not exist
+	// (or is not readable). Retried.
+	ReasonBackupNotFound = "BackupNotFound"
+	// ReasonTargetExists: Ready=False, phase Failed; mode NewApplication
+	// names an application that already exists.
+	ReasonTargetExists = "TargetExists"
+)
+
+// Reasons of a Plan's conditions and lastSkipped.
+const (
+	// ReasonScheduled: Ready=True; the Plan runs on its schedule.
+	ReasonScheduled = "Scheduled"
+	// ReasonSuspended: Ready=True with spec.suspend; lastSkipped reason.
+	ReasonSuspended = "Suspended"
+	// ReasonInvalidSchedule: Ready=False, Stalled=True; the cron
+	// expression or time zone does not parse; the message names the
+	// field.
+	ReasonInvalidSchedule = "InvalidSchedule"
+	// ReasonMissedSchedule: lastSkipped reason; the run's starting
+	// deadline passed (e.g. the core was down). One record however many
+	// runs were missed.
+	ReasonMissedSchedule = "MissedSchedule"
+	// ReasonConcurrencyForbidden: lastSkipped reason; Forbid and a job
+	// was active.
+	ReasonConcurrencyForbidden = "ConcurrencyForbidden"
+	// ReasonRetentionApplied: Retention=True; every Backup due for
+	// deletion was deleted.
+	ReasonRetentionApplied = "RetentionApplied"
+	// ReasonReclaimUnsupported: Retention=False; Backups due for deletion
+	// belong to a driver without the Reclaim capability and are kept; the
+	// message names them and the driver.
+	ReasonReclaimUnsupported = "ReclaimUnsupported"
+	// ReasonReclaimFailed: Backup Reclaim=False; the driver could not
+	// delete the backend data; retried.
+	ReasonReclaimFailed = "ReclaimFailed"
+)
+
+// Labels and finalizers.
+const (
+	// LabelPlan on a BackupJob and a Backup names the Plan that made it.
+	LabelPlan = "backups.cozystack.io/plan"
+	// LabelDriver on a BackupJob, RestoreJob and Backup names the bound
+	// driver, so a driver's cache holds only its own jobs.
+	LabelDriver = "backups.cozystack.io/driver"
+	// LabelRun on a backend object names the UID of the job that created
+	// it: an AlreadyExists for an object with the same label is adopted.
+	LabelRun = "backups.cozystack.io/run"
+	// BackupFinalizer is the driver's finalizer on its Backups while it
+	// has the Reclaim capability. The core adds none.
+	BackupFinalizer = "backups.cozystack.io/reclaim"
+)
+
+// GetConditions returns the status conditions of the Plan.
+func (in *Plan) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions of the Plan.
+func (in *Plan) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// GetConditions returns the status conditions of the BackupJob.
+func (in *BackupJob) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions of the BackupJob.
+func (in *BackupJob) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// GetConditions returns the status conditions of the RestoreJob.
+func (in *RestoreJob) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions of the RestoreJob.
+func (in *RestoreJob) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// GetConditions returns the status conditions of the Backup.
+func (in *Backup) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions of the Backup.
+func (in *Backup) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// GetConditions returns the status conditions of the BackupDriver.
+func (in *BackupDriver) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions of the BackupDriver.
+func (in *BackupDriver) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
