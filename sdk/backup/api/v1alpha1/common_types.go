@@ -162,6 +162,7 @@ func (p JobPhase) Terminal() bool {
 // otherwise, Phase and Ready.
 //
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.binding) || has(self.binding)",message="a job's binding is never removed"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.phase) || !(oldSelf.phase in ['Succeeded', 'Failed', 'Cancelled']) || (has(self.phase) && self.phase == oldSelf.phase)",message="a job's terminal phase never changes"
 type JobStatus struct {
 	// ObservedGeneration is the generation the core last acted on.
 	// +optional

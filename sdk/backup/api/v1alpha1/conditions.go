@@ -155,6 +155,14 @@ const (
 	BackupFinalizer = "backups.cozystack.io/reclaim"
 )
 
+// CoreFieldManager is the field manager of every status write of the
+// platform's backup core (server-side apply).
+const CoreFieldManager = "cozystack-backup-core"
+
+// DriverFieldManager is the field manager of every write of the driver
+// named driver (server-side apply), e.g. "backup-driver-job".
+func DriverFieldManager(driver string) string { return "backup-driver-" + driver }
+
 // GetConditions returns the status conditions of the Plan.
 func (in *Plan) GetConditions() []metav1.Condition { return in.Status.Conditions }
 
