@@ -11,7 +11,7 @@ import (
 // create or change them: a Backup's spec says where data is.
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:categories=cozystack;backups
+// +kubebuilder:resource:categories=cozystack
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.applicationRef.kind`
 // +kubebuilder:printcolumn:name="Application",type=string,JSONPath=`.spec.applicationRef.name`

@@ -20,7 +20,7 @@ const (
 // the cluster operator or a catalog.
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:scope=Cluster,categories=cozystack;backups
+// +kubebuilder:resource:scope=Cluster,categories=cozystack
 // +kubebuilder:printcolumn:name="Kinds",type=string,JSONPath=`.spec.strategies[*].kind`
 // +kubebuilder:printcolumn:name="Strategies",type=string,JSONPath=`.spec.strategies[*].strategy.kind`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

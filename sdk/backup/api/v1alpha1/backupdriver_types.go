@@ -31,7 +31,7 @@ const (
 // Cluster-scoped; written by the driver itself (sdk/backup/driver).
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:scope=Cluster,categories=cozystack;backups
+// +kubebuilder:resource:scope=Cluster,categories=cozystack
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Strategies",type=string,JSONPath=`.spec.strategyKinds`
 // +kubebuilder:printcolumn:name="Protocols",type=string,JSONPath=`.spec.protocolVersions`

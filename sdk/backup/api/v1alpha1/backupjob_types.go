@@ -10,7 +10,7 @@ import (
 // runs it, and on success creates a Backup named in status.backupName.
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:categories=cozystack;backups
+// +kubebuilder:resource:categories=cozystack
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.applicationRef.kind`
 // +kubebuilder:printcolumn:name="Application",type=string,JSONPath=`.spec.applicationRef.name`

@@ -26,7 +26,7 @@ const (
 // BackupJobs and its Backups share a namespace.
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:categories=cozystack;backups
+// +kubebuilder:resource:categories=cozystack
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.applicationRef.kind`
 // +kubebuilder:printcolumn:name="Application",type=string,JSONPath=`.spec.applicationRef.name`

@@ -26,7 +26,7 @@ const (
 // Authorized, reason GrantMissing, naming the grant to create).
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:categories=cozystack;backups
+// +kubebuilder:resource:categories=cozystack
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Backup",type=string,JSONPath=`.spec.backupRef.name`
 // +kubebuilder:printcolumn:name="From",type=string,JSONPath=`.spec.backupRef.namespace`,priority=1
@@ -105,7 +105,7 @@ type RestoreJobList struct {
 // restoring side.
 //
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:categories=cozystack;backups
+// +kubebuilder:resource:categories=cozystack
 // +kubebuilder:printcolumn:name="From",type=string,JSONPath=`.spec.from[*].namespace`
 // +kubebuilder:printcolumn:name="Backups",type=string,JSONPath=`.spec.backupNames`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
