@@ -43,6 +43,14 @@ var (
 	sourcesGVR     = v1alpha1.GroupVersion.WithResource("packagesources")
 	clusterValsGVR = v1alpha1.GroupVersion.WithResource("clustervalues")
 	roleBindings   = rbacv1.SchemeGroupVersion.WithResource("rolebindings")
+	backupsGroup   = schema.GroupVersion{Group: "backups.cozystack.io", Version: "v1alpha1"}
+	plansGVR       = backupsGroup.WithResource("plans")
+	backupJobsGVR  = backupsGroup.WithResource("backupjobs")
+	backupsGVR     = backupsGroup.WithResource("backups")
+	restoreJobsGVR = backupsGroup.WithResource("restorejobs")
+	grantsGVR      = backupsGroup.WithResource("backupgrants")
+	classesGVR     = backupsGroup.WithResource("backupclasses")
+	driversGVR     = backupsGroup.WithResource("backupdrivers")
 )
 
 // accessTable is contract K5's tenant roles ("Tenant roles",
@@ -72,6 +80,19 @@ var accessTable = []accessRow{
 	{gvr: packagesGVR, cluster: true, verb: "create"},
 	{gvr: sourcesGVR, cluster: true, verb: "list"},
 	{gvr: clusterValsGVR, cluster: true, verb: "get", name: v1alpha1.ClusterValuesName},
+	// Backups (contract K7): a Backup's spec says where data is, so no
+	// tenant creates one; deleting one is the tenant's to decide.
+	{gvr: plansGVR, verb: "list", least: "view"},
+	{gvr: plansGVR, verb: "create", least: "admin"},
+	{gvr: backupJobsGVR, verb: "get", name: "absent", least: "view"},
+	{gvr: backupJobsGVR, verb: "create", least: "use"},
+	{gvr: backupsGVR, verb: "list", least: "view"},
+	{gvr: backupsGVR, verb: "create"},
+	{gvr: backupsGVR, verb: "delete", name: "absent", least: "admin"},
+	{gvr: restoreJobsGVR, verb: "create", least: "admin"},
+	{gvr: grantsGVR, verb: "create", least: "admin"},
+	{gvr: classesGVR, cluster: true, verb: "create"},
+	{gvr: driversGVR, cluster: true, verb: "create"},
 }
 
 // levelRank orders the levels: view 0 ... super-admin 3; "" is -1.
@@ -170,7 +191,8 @@ func try(ctx context.Context, dyn dynamic.Interface, row accessRow, ns string) (
 // newObject is an object of gvr to create.
 func newObject(gvr schema.GroupVersionResource) *unstructured.Unstructured {
 	kinds := map[string]string{"stalls": "Stall", "tenants": "Tenant", "secrets": "Secret", "helmreleases": "HelmRelease",
-		"rolebindings": "RoleBinding", "packages": "Package"}
+		"rolebindings": "RoleBinding", "packages": "Package", "plans": "Plan", "backupjobs": "BackupJob", "backups": "Backup",
+		"restorejobs": "RestoreJob", "backupgrants": "BackupGrant", "backupclasses": "BackupClass", "backupdrivers": "BackupDriver"}
 	u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "probe"}, "spec": map[string]any{}}}
 	u.SetAPIVersion(gvr.GroupVersion().String())
 	u.SetKind(kinds[gvr.Resource])
