@@ -24,7 +24,7 @@ GOTEST_TIMEOUT ?= 45m
 
 export COZYSTACK_CACHE_DIR := $(CACHE)
 
-.PHONY: all build cli api demo up down status test unit bench bench-memory lint boundaries fmt generate cozy-lib vendor-cozy-lib crds
+.PHONY: all build cli api demo up down status test unit bench bench-memory lint boundaries fmt generate cozy-lib vendor-cozy-lib crds sdk-compat sdk-baseline
 
 all: build
 
@@ -149,3 +149,22 @@ vendor-cozy-lib: cozy-lib
 crds:
 	@cd catalogs/services && go run ./cmd/sync-crds $(if $(MIRROR),--mirror $(abspath $(MIRROR)))
 	@cd catalogs/virtualization && go run ./cmd/sync-crds $(if $(MIRROR),--mirror $(abspath $(MIRROR)))
+
+SDKCOMPAT := $(CACHE)/bin/cozystack-sdkcompat
+
+## sdk-compat: the SDK module (sdk/, cozystack.io/sdk) against the baseline of
+## its previous release: its Go API (apidiff, pinned in tools/go.mod) and its
+## CRDs of backups.cozystack.io; then the canary proves the check fails on a
+## scratch copy without one exported function or with one CRD field renamed
+sdk-compat:
+	@mkdir -p $(CACHE)/bin
+	@go build -o $(SDKCOMPAT) ./tools/cmd/cozystack-sdkcompat
+	@$(SDKCOMPAT) --root $(CURDIR) check
+	@$(SDKCOMPAT) --root $(CURDIR) canary
+
+## sdk-baseline: cut the baseline of the version in sdk/VERSION into
+## sdk/compat/v<version>/ (export data of every package, copies of the CRDs)
+sdk-baseline:
+	@mkdir -p $(CACHE)/bin
+	@go build -o $(SDKCOMPAT) ./tools/cmd/cozystack-sdkcompat
+	@$(SDKCOMPAT) --root $(CURDIR) baseline

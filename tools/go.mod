@@ -78,6 +78,7 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
@@ -101,3 +102,5 @@ require (
 replace cozystack.io/sdk => ../sdk
 
 replace cozystack.io/contracts => ../contracts
+
+tool golang.org/x/exp/cmd/apidiff

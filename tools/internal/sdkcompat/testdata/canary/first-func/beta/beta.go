@@ -1,0 +1,4 @@
+package beta
+
+// Beta is in a later directory.
+func Beta() {}

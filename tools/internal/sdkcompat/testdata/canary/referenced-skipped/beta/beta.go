@@ -1,0 +1,6 @@
+package beta
+
+import "example.com/sdk/alpha"
+
+// Beta calls alpha.Used.
+func Beta() int { return alpha.Used() }

@@ -1,0 +1,8 @@
+package a
+
+import "testing"
+
+func TestA(t *testing.T) {}
+
+// Exported in a test file.
+func Exported() {}

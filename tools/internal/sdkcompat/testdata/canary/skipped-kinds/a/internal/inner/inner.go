@@ -1,0 +1,4 @@
+package inner
+
+// Inner is in an internal package.
+func Inner() {}

@@ -1,0 +1,4 @@
+package td
+
+// InTestdata is in testdata.
+func InTestdata() {}

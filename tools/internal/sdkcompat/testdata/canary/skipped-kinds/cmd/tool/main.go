@@ -1,0 +1,6 @@
+package main
+
+// Helper is in package main.
+func Helper() {}
+
+func main() { Helper() }

@@ -1,0 +1,4 @@
+package nested
+
+// Nested is in another module.
+func Nested() {}
