@@ -41,6 +41,11 @@ type BackupSpec struct {
 	Strategy Strategy `json:"strategy"`
 	// BackupJobName is the job that took it.
 	BackupJobName string `json:"backupJobName"`
+	// BackupClassName is the class the job's strategy came from
+	// (status.binding.backupClassName of the job); a restore takes its
+	// timeouts from it while it exists.
+	// +optional
+	BackupClassName string `json:"backupClassName,omitempty"`
 	// PlanName is the Plan whose retention governs it; empty for a job
 	// made by hand.
 	// +optional

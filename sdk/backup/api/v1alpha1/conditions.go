@@ -109,6 +109,21 @@ const (
 	// ReasonTargetExists: Ready=False, phase Failed; mode NewApplication
 	// names an application that already exists.
 	ReasonTargetExists = "TargetExists"
+	// ReasonTargetForbidden: Ready=False, phase Failed; mode
+	// NewApplication would create a kind the namespace's tenant admins may
+	// not create (e.g. a Tenant, which needs super-admin): the core, which
+	// creates it, never does more than the requester's role allows.
+	ReasonTargetForbidden = "TargetForbidden"
+	// ReasonTargetInvalid: Ready=False, phase Failed; the application API
+	// refused the application built from the Backup's snapshot; the
+	// message carries its error.
+	ReasonTargetInvalid = "TargetInvalid"
+	// ReasonSnapshotMissing: Ready=False, phase Failed; mode
+	// NewApplication from a Backup without spec.applicationSnapshot.
+	ReasonSnapshotMissing = "SnapshotMissing"
+	// ReasonInPlaceAcrossNamespaces: Ready=False, phase Failed; mode
+	// InPlace with a Backup of another namespace (use NewApplication).
+	ReasonInPlaceAcrossNamespaces = "InPlaceAcrossNamespaces"
 )
 
 // Reasons of a Plan's conditions and lastSkipped.

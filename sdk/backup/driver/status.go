@@ -1,0 +1,113 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"cozystack.io/sdk/backup/api/v1alpha1"
+)
+
+// intent is the driver's whole intent for a job's status: the fields the
+// driver's field manager owns, sent in full on every write because a field
+// a server-side apply leaves out is removed (sdk/backup/apply). It never
+// holds status.binding or the conditions DriverBound and Stalled (the
+// core's).
+type intent struct {
+	Phase          v1alpha1.JobPhase  `json:"phase,omitempty"`
+	Claim          *v1alpha1.Claim    `json:"claim,omitempty"`
+	Progress       *v1alpha1.Progress `json:"progress,omitempty"`
+	StartTime      *metav1.Time       `json:"startTime,omitempty"`
+	CompletionTime *metav1.Time       `json:"completionTime,omitempty"`
+	Conditions     []metav1.Condition `json:"conditions,omitempty"`
+	BackupName     string             `json:"backupName,omitempty"`
+}
+
+// driverConditions are the condition types a driver owns on a job.
+var driverConditions = []string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling}
+
+// intentOf reads the driver's fields out of a job's status.
+func intentOf(st *v1alpha1.JobStatus, backupName string) *intent {
+	in := &intent{
+		Phase:          st.Phase,
+		Claim:          st.Claim.DeepCopy(),
+		Progress:       st.Progress.DeepCopy(),
+		StartTime:      st.StartTime.DeepCopy(),
+		CompletionTime: st.CompletionTime.DeepCopy(),
+		BackupName:     backupName,
+	}
+	for _, t := range driverConditions {
+		if c := apimeta.FindStatusCondition(st.Conditions, t); c != nil {
+			in.Conditions = append(in.Conditions, *c)
+		}
+	}
+	return in
+}
+
+// setCondition sets a driver condition, keeping lastTransitionTime when the
+// status does not change.
+func (in *intent) setCondition(t string, s metav1.ConditionStatus, reason, msg string, gen int64) {
+	apimeta.SetStatusCondition(&in.Conditions, metav1.Condition{
+		Type: t, Status: s, Reason: reason, Message: cut(msg, 32768), ObservedGeneration: gen,
+	})
+}
+
+// running marks the run in progress.
+func (in *intent) running(msg string, gen int64) {
+	in.Phase = v1alpha1.PhaseRunning
+	in.setCondition(v1alpha1.ConditionReady, metav1.ConditionUnknown, v1alpha1.ReasonProgressing, msg, gen)
+	in.setCondition(v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonProgressing, msg, gen)
+}
+
+// end marks the run terminal with phase, Ready status and reason.
+func (in *intent) end(phase v1alpha1.JobPhase, ready metav1.ConditionStatus, reason, msg string, now metav1.Time, gen int64) {
+	in.Phase = phase
+	in.CompletionTime = &now
+	in.setCondition(v1alpha1.ConditionReady, ready, reason, msg, gen)
+	in.setCondition(v1alpha1.ConditionReconciling, metav1.ConditionFalse, reason, msg, gen)
+}
+
+// applyJobStatus applies in to obj's status subresource as manager, like
+// apply.Status, with obj's resourceVersion as a precondition: a claim is
+// exclusive only if a replica whose view is stale cannot overwrite a
+// claim taken meanwhile (server-side apply with force would). A stale view
+// is a 409 Conflict; the caller re-reads. On success obj's resourceVersion
+// is the new one.
+func applyJobStatus(ctx context.Context, c client.Client, obj client.Object, in *intent, manager string) error {
+	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+	if err != nil {
+		return fmt.Errorf("apply: kind of %T: %w", obj, err)
+	}
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	var st map[string]any
+	if err := json.Unmarshal(data, &st); err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"status": st}}
+	u.SetGroupVersionKind(gvk)
+	u.SetName(obj.GetName())
+	u.SetNamespace(obj.GetNamespace())
+	u.SetResourceVersion(obj.GetResourceVersion())
+	if err := c.SubResource("status").Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(manager), client.ForceOwnership); err != nil {
+		return err
+	}
+	obj.SetResourceVersion(u.GetResourceVersion())
+	return nil
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
