@@ -1,0 +1,94 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"cozystack.io/sdk/backup/api/v1alpha1"
+)
+
+// summary is what a Plan's conditions are derived from, in one place.
+type summary struct {
+	generation int64
+	// invalid is the schedule's error, if any.
+	invalid *field.Error
+	suspend bool
+	next    time.Time
+	loc     *time.Location
+	active  []string
+	// retention is this pass's outcome; nil when retention was not
+	// evaluated (an invalid schedule), and the Plan's Retention condition
+	// then stays as it was (previous).
+	retention *retained
+	previous  *metav1.Condition
+}
+
+// conditions returns the Plan's conditions: Ready always; Stalled only
+// with an invalid schedule; Reconciling only while Backups deleted by
+// retention are being reclaimed; Retention once evaluated (kstatus:
+// abnormal-true conditions are absent when false).
+func (s summary) conditions() []metav1.Condition {
+	gen := s.generation
+	var out []metav1.Condition
+	switch {
+	case s.invalid != nil:
+		msg := fmt.Sprintf("%s; no run is scheduled until the Plan is fixed", s.invalid.Error())
+		out = append(out,
+			cond(v1alpha1.ConditionReady, false, v1alpha1.ReasonInvalidSchedule, gen, "%s", msg),
+			cond(v1alpha1.ConditionStalled, true, v1alpha1.ReasonInvalidSchedule, gen, "%s", msg))
+	case s.suspend:
+		out = append(out, cond(v1alpha1.ConditionReady, true, v1alpha1.ReasonSuspended, gen,
+			"spec.suspend is true: no new run starts (the next would be due at %s)%s", s.next.In(s.loc).Format(time.RFC3339), activeNote(s.active, " and go on")))
+	default:
+		out = append(out, cond(v1alpha1.ConditionReady, true, v1alpha1.ReasonScheduled, gen,
+			"the next run is due at %s%s", s.next.In(s.loc).Format(time.RFC3339), activeNote(s.active, "")))
+	}
+	if s.retention != nil && len(s.retention.terminating) > 0 {
+		out = append(out, cond(v1alpha1.ConditionReconciling, true, v1alpha1.ReasonProgressing, gen,
+			"%d Backups are being deleted while their driver reclaims their data: %s", len(s.retention.terminating), names(s.retention.terminating)))
+	}
+	switch {
+	case s.retention != nil:
+		out = append(out, s.retention.condition)
+	case s.previous != nil:
+		out = append(out, *s.previous)
+	}
+	return out
+}
+
+func activeNote(active []string, suffix string) string {
+	switch len(active) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("; job %s is active%s", active[0], suffix)
+	}
+	return fmt.Sprintf("; jobs %s are active%s", strings.Join(active, ", "), suffix)
+}
+
+// withTransitions returns want with lastTransitionTime carried over from
+// old where the type's status did not change, now otherwise.
+func withTransitions(old, want []metav1.Condition, now time.Time) []metav1.Condition {
+	out := make([]metav1.Condition, len(want))
+	for i, c := range want {
+		c.LastTransitionTime = metav1.NewTime(now)
+		if prev := apimeta.FindStatusCondition(old, c.Type); prev != nil && prev.Status == c.Status && !prev.LastTransitionTime.IsZero() {
+			c.LastTransitionTime = prev.LastTransitionTime
+		}
+		out[i] = c
+	}
+	return out
+}
+
+func cond(typ string, status bool, reason string, generation int64, format string, args ...any) metav1.Condition {
+	s := metav1.ConditionFalse
+	if status {
+		s = metav1.ConditionTrue
+	}
+	return metav1.Condition{Type: typ, Status: s, Reason: reason, ObservedGeneration: generation, Message: fmt.Sprintf(format, args...)}
+}
