@@ -25,6 +25,25 @@ func Status(ctx context.Context, c client.Client, obj client.Object, status any,
 		client.FieldOwner(manager), client.ForceOwnership)
 }
 
+// StatusAt is Status with obj's resourceVersion as a precondition: the
+// apply fails with 409 Conflict when obj changed since it was read (a
+// forced apply alone never conflicts, so two writers deciding from stale
+// reads would both win; a driver's claim must not). On success obj's
+// resourceVersion is the new one.
+func StatusAt(ctx context.Context, c client.Client, obj client.Object, status any, manager string) error {
+	u, err := object(c, obj, "status", status)
+	if err != nil {
+		return err
+	}
+	u.SetResourceVersion(obj.GetResourceVersion())
+	if err := c.SubResource("status").Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(manager), client.ForceOwnership); err != nil {
+		return err
+	}
+	obj.SetResourceVersion(u.GetResourceVersion())
+	return nil
+}
+
 // Object applies fields (a map of top-level fields other than apiVersion,
 // kind and metadata, e.g. {"spec": ...}) plus labels and annotations to
 // obj's kind, namespace and name, as manager; it creates obj if absent.

@@ -2,13 +2,11 @@ package conformance_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -153,6 +151,3 @@ func TestConformance(t *testing.T) {
 		},
 	})
 }
-
-var _ = errors.New
-var _ = apierrors.IsNotFound

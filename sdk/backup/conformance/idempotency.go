@@ -33,7 +33,7 @@ func testIdempotency(t *testing.T, e *env) {
 		if len(list.Items) != 1 || list.Items[0].Name != b.Name {
 			t.Errorf("got %d Backups, want exactly %s", len(list.Items), b.Name)
 		}
-		if b.Labels[v1alpha1.LabelRun] != string(job.UID) || b.Spec.BackupJobName != job.Name || b.Spec.PlanName != "nightly" {
+		if b.Labels[v1alpha1.LabelRun] != string(job.UID) || b.Spec.BackupJobName != job.Name || b.Spec.PlanName != "nightly" || b.Spec.BackupClassName != "conformance" {
 			t.Errorf("Backup %s: labels %v, job %q, plan %q; want run %s, job %s, plan nightly",
 				b.Name, b.Labels, b.Spec.BackupJobName, b.Spec.PlanName, job.UID, job.Name)
 		}

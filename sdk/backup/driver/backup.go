@@ -64,6 +64,7 @@ func (b backupOps) succeed(ctx context.Context, o client.Object, run Run, out Ou
 		DriverRef:           job.Status.Binding.DriverRef,
 		Strategy:            job.Status.Binding.Strategy,
 		BackupJobName:       job.Name,
+		BackupClassName:     job.Status.Binding.BackupClassName,
 		PlanName:            plan,
 		TakenAt:             metav1.NewTime(time.Now()),
 		ApplicationSnapshot: job.Status.ApplicationSnapshot.DeepCopy(),

@@ -51,9 +51,9 @@ func (r *reclaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		// The Backup stays (its data may still exist); the condition says
 		// why, and the next attempt comes with backoff.
-		c := metav1.Condition{Type: conditionReclaim, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonReclaimFailed,
+		c := metav1.Condition{Type: v1alpha1.ConditionReclaim, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonReclaimFailed,
 			Message: cut("the driver could not delete the backup's data: "+err.Error()+"; retrying", 32768), LastTransitionTime: metav1.Now()}
-		if old := apimeta.FindStatusCondition(b.Status.Conditions, conditionReclaim); old == nil || old.Message != c.Message {
+		if old := apimeta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReclaim); old == nil || old.Message != c.Message {
 			st := backupStatus{Conditions: append(readyOf(b), c)}
 			if werr := apply.Status(ctx, r.rt.client, b, st, v1alpha1.DriverFieldManager(o.Name)); werr != nil {
 				log.FromContext(ctx).Error(werr, "write Reclaim condition", "backup", req.NamespacedName)
@@ -87,7 +87,3 @@ func readyOf(b *v1alpha1.Backup) []metav1.Condition {
 	}
 	return nil
 }
-
-// conditionReclaim is the Backup condition the driver sets while Reclaim
-// fails (reason v1alpha1.ReasonReclaimFailed).
-const conditionReclaim = "Reclaim"

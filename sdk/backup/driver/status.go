@@ -2,16 +2,13 @@ package driver
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"cozystack.io/sdk/backup/api/v1alpha1"
+	"cozystack.io/sdk/backup/apply"
 )
 
 // intent is the driver's whole intent for a job's status: the fields the
@@ -80,29 +77,7 @@ func (in *intent) end(phase v1alpha1.JobPhase, ready metav1.ConditionStatus, rea
 // is a 409 Conflict; the caller re-reads. On success obj's resourceVersion
 // is the new one.
 func applyJobStatus(ctx context.Context, c client.Client, obj client.Object, in *intent, manager string) error {
-	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
-	if err != nil {
-		return fmt.Errorf("apply: kind of %T: %w", obj, err)
-	}
-	data, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	var st map[string]any
-	if err := json.Unmarshal(data, &st); err != nil {
-		return err
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": st}}
-	u.SetGroupVersionKind(gvk)
-	u.SetName(obj.GetName())
-	u.SetNamespace(obj.GetNamespace())
-	u.SetResourceVersion(obj.GetResourceVersion())
-	if err := c.SubResource("status").Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(manager), client.ForceOwnership); err != nil {
-		return err
-	}
-	obj.SetResourceVersion(u.GetResourceVersion())
-	return nil
+	return apply.StatusAt(ctx, c, obj, in, manager)
 }
 
 func cut(s string, n int) string {

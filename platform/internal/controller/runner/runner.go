@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -10,20 +12,49 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"cozystack.io/platform/internal/backup/jobdriver"
+	"cozystack.io/platform/internal/controller/backup"
 	"cozystack.io/platform/internal/controller/clustervalues"
 	"cozystack.io/platform/internal/controller/tenantrbac"
 	"cozystack.io/platform/internal/controllermanager"
+	"cozystack.io/platform/internal/version"
 	"cozystack.io/platform/tenantaccess"
 )
 
+// The controllers cozystack-controller can run (--controllers).
+const (
+	// ControllerClusterValues is the K2 projection (clustervalues).
+	ControllerClusterValues = "clustervalues"
+	// ControllerTenantRBAC is the tenant roles and installer identities.
+	ControllerTenantRBAC = "tenantrbac"
+	// ControllerBackupCore is the backup core of contract K7: the Plan
+	// scheduler, the binder, the run bounds and the restore reconciler.
+	ControllerBackupCore = "backup-core"
+	// ControllerBackupJobDriver is the built-in Job backup driver.
+	ControllerBackupJobDriver = "backup-job-driver"
+)
+
+// Controllers lists every controller name, in the order they are set up.
+var Controllers = []string{ControllerClusterValues, ControllerTenantRBAC, ControllerBackupCore, ControllerBackupJobDriver}
+
 // Options are the command-line options of cozystack-controller: those of
-// every controller binary (controllermanager.Options) and the K2
-// projection's.
+// every controller binary (controllermanager.Options), the K2
+// projection's, and the backups'.
 type Options struct {
 	controllermanager.Options
 	// Projection configures the K2 clustervalues.
 	Projection clustervalues.Options
+	// Controllers names the controllers to run (default: all of
+	// Controllers). A replica running only the Job driver, say, takes its
+	// own --leader-election-id.
+	Controllers []string
+	// JobDriver configures the built-in Job driver; its Namespace defaults
+	// to LeaderElectionNamespace.
+	JobDriver jobdriver.Options
 }
+
+// Runs reports whether o runs the controller named name.
+func (o *Options) Runs(name string) bool { return slices.Contains(o.Controllers, name) }
 
 // NewOptions returns the defaults: leader election on, endpoints on
 // loopback, legacy Secret off; a change of the source is one write per
@@ -34,6 +65,7 @@ func NewOptions() *Options {
 		Projection: clustervalues.Options{
 			LegacySecret: clustervalues.LegacySecretOff, Concurrency: 8, StatusInterval: 500 * time.Millisecond,
 		},
+		Controllers: slices.Clone(Controllers),
 	}
 }
 
@@ -43,7 +75,45 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(legacyFlag{&o.Projection.LegacySecret}, "legacy-secret", "also write the legacy Secret cozystack-values into every tenant namespace: write or off (see contracts/schemas/v1alpha1/k2-migration.md)")
 	fs.IntVar(&o.Projection.Concurrency, "concurrency", o.Projection.Concurrency, "tenant namespaces written in parallel")
 	fs.DurationVar(&o.Projection.StatusInterval, "status-interval", o.Projection.StatusInterval, "least time between two ClusterValues status writes while a change is being projected")
+	fs.Var(controllersFlag{&o.Controllers}, "controllers", "comma-separated controllers to run, of "+strings.Join(Controllers, ", "))
+	fs.StringVar(&o.JobDriver.Namespace, "backup-driver-namespace", o.JobDriver.Namespace, "namespace of the Job driver's Lease and credentials (default: --leader-election-namespace)")
+	fs.DurationVar(&o.JobDriver.LeaseDuration, "backup-driver-lease-duration", o.JobDriver.LeaseDuration, "how long the Job driver's registration Lease holds without renewal (0: the SDK's default)")
+	fs.DurationVar(&o.JobDriver.ClaimDuration, "backup-claim-duration", o.JobDriver.ClaimDuration, "how long the Job driver's claim on a run holds without renewal (0: the SDK's default)")
+	fs.StringVar(&o.JobDriver.Identity, "backup-driver-identity", o.JobDriver.Identity, "the Job driver's identity in claims (default: host name and a random suffix)")
 }
+
+// controllersFlag is the pflag.Value of --controllers.
+type controllersFlag struct{ p *[]string }
+
+func (f controllersFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return strings.Join(*f.p, ",")
+}
+
+func (f controllersFlag) Set(s string) error {
+	var out []string
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(Controllers, name) {
+			return fmt.Errorf("unknown controller %q: want some of %s", name, strings.Join(Controllers, ", "))
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return fmt.Errorf("name at least one of %s", strings.Join(Controllers, ", "))
+	}
+	*f.p = out
+	return nil
+}
+
+func (f controllersFlag) Type() string { return "names" }
 
 // legacyFlag is the pflag.Value of --legacy-secret.
 type legacyFlag struct{ p *clustervalues.LegacySecret }
@@ -93,11 +163,33 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 	if err != nil {
 		return nil, err
 	}
-	if err := clustervalues.Setup(mgr, o.Projection); err != nil {
-		return nil, fmt.Errorf("set up the K2 projection: %w", err)
+	if o.Runs(ControllerClusterValues) {
+		if err := clustervalues.Setup(mgr, o.Projection); err != nil {
+			return nil, fmt.Errorf("set up the K2 projection: %w", err)
+		}
 	}
-	if err := tenantrbac.Setup(mgr); err != nil {
-		return nil, fmt.Errorf("set up the tenant roles: %w", err)
+	if o.Runs(ControllerTenantRBAC) {
+		if err := tenantrbac.Setup(mgr); err != nil {
+			return nil, fmt.Errorf("set up the tenant roles: %w", err)
+		}
+	}
+	if o.Runs(ControllerBackupCore) {
+		if err := backup.Setup(mgr, backup.Options{}); err != nil {
+			return nil, fmt.Errorf("set up the backup core: %w", err)
+		}
+	}
+	if o.Runs(ControllerBackupJobDriver) {
+		jd := o.JobDriver
+		if jd.Namespace == "" {
+			jd.Namespace = o.LeaderElectionNamespace
+		}
+		if jd.Version == "" {
+			jd.Version = version.Get()
+		}
+		jd.SkipNameValidation = o.SkipNameValidation
+		if err := jobdriver.Setup(mgr, jd); err != nil {
+			return nil, fmt.Errorf("set up the Job backup driver: %w", err)
+		}
 	}
 	return mgr, nil
 }

@@ -38,6 +38,7 @@ const (
 // +kubebuilder:printcolumn:name="Capabilities",type=string,JSONPath=`.spec.capabilities`,priority=1
 // +kubebuilder:printcolumn:name="Catalog",type=string,JSONPath=`.spec.catalog`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="a BackupDriver's name is at most 63 characters: jobs carry it as a label value"
 type BackupDriver struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

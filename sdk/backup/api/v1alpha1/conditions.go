@@ -14,6 +14,9 @@ const (
 	ConditionAuthorized = "Authorized"
 	// ConditionRetention is on a Plan: can its retention be carried out.
 	ConditionRetention = "Retention"
+	// ConditionReclaim is on a Backup being deleted: False (reason
+	// ReasonReclaimFailed) while its driver cannot delete the data.
+	ConditionReclaim = "Reclaim"
 )
 
 // The closed set of DriverBound reasons (contract k7, "Binding").

@@ -1,0 +1,33 @@
+// Package jobdriver is the platform's built-in backup driver for strategy
+// kind "Job" (contract k7, contracts/schemas/v1alpha1/k7-backup-driver.md,
+// "Runs", "Restores", "Retention"): it runs one batch/v1 Job per backup and
+// per restore from templates in the strategy's parameters, and knows no
+// vendor types. It is built on sdk/backup/driver and passes
+// sdk/backup/conformance.
+//
+// Parameters (decoded strictly: an unknown key at any depth fails the run
+// InvalidParameters naming it):
+//
+//	backup:     {metadata: {labels, annotations}, spec: <batch/v1 JobSpec>}  required for backups
+//	restore:    the same, required for restores
+//	cleanup:    the same, optional: run by Reclaim before a Backup goes
+//	driverData: {key: template}  recorded in the Backup's spec.driverData
+//	secrets:    [name]  Secrets of the driver's namespace copied into the
+//	            application's namespace for the Job (data .Secrets.<name>)
+//
+// Every string value of a template is a text/template (missingkey=error)
+// over the data of TemplateData; only strings are templates, so nothing a
+// tenant writes (the application's name, its spec in .Snapshot) can add a
+// field, volume or container to the Job the operator's class describes.
+// Everything is rendered before anything is created: a template that does
+// not parse or execute fails the run TemplateError naming its field, and no
+// Job exists.
+//
+// A backup's Job is named "<BackupJob>-backup", kept until its Backup is
+// reclaimed (its logs are the backup's record) and deleted by Reclaim, which
+// first runs the cleanup Job "<Backup>-cleanup" when the class has one. A
+// restore's Job "<RestoreJob>-restore" is owned by its RestoreJob. Progress
+// is the Job's active/succeeded/failed counts; the run succeeds on the Job's
+// condition Complete and fails BackendFailed on Failed. spec.cancel deletes
+// the run's Jobs and Secrets.
+package jobdriver

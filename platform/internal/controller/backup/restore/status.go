@@ -1,0 +1,80 @@
+package restore
+
+import (
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
+)
+
+// intent is what the core says of a job after one reconcile: its whole
+// share of the status (contract k7, "Field managers"), applied at once.
+type intent struct {
+	// authorized is the Authorized condition; nil before it is decided.
+	authorized *verdict
+	// bound is the DriverBound condition; nil before the driver is looked at.
+	bound *verdict
+	// blocked is why the job waits (Ready=False, phase Pending); nil when
+	// it does not.
+	blocked *verdict
+	// failure ends the job: Ready=False with its reason, phase Failed
+	// (Cancelled when cancelled).
+	failure   *verdict
+	cancelled bool
+	// targetRef is the application restored into, once known.
+	targetRef *backupsv1alpha1.ApplicationRef
+	// binding, once written, is resent on every apply.
+	binding *backupsv1alpha1.Binding
+}
+
+// status is the status the core applies for job: phase Pending (Failed
+// or Cancelled, with completionTime, when it ends), the conditions of in with their
+// lastTransitionTime kept from job's while their status holds, and
+// observedGeneration. Ready is sent only while the job waits or when it
+// fails: from binding on, Ready is the driver's.
+func status(job *backupsv1alpha1.RestoreJob, in intent, now time.Time) backupsv1alpha1.RestoreJobStatus {
+	st := backupsv1alpha1.RestoreJobStatus{TargetRef: in.targetRef}
+	st.ObservedGeneration = job.Generation
+	st.Phase = backupsv1alpha1.PhasePending
+	st.Binding = in.binding
+	if st.Binding == nil {
+		st.Binding = job.Status.Binding
+	}
+	add := func(typ string, v *verdict) {
+		if v == nil {
+			return
+		}
+		c := metav1.Condition{Type: typ, Status: v.status, Reason: v.reason, Message: v.message,
+			ObservedGeneration: job.Generation, LastTransitionTime: metav1.NewTime(now)}
+		if old := apimeta.FindStatusCondition(job.Status.Conditions, typ); old != nil && old.Status == c.Status {
+			c.LastTransitionTime = old.LastTransitionTime
+		}
+		st.Conditions = append(st.Conditions, c)
+	}
+	add(backupsv1alpha1.ConditionAuthorized, in.authorized)
+	add(backupsv1alpha1.ConditionDriverBound, in.bound)
+	switch {
+	case in.failure != nil:
+		st.Phase = backupsv1alpha1.PhaseFailed
+		if in.cancelled {
+			st.Phase = backupsv1alpha1.PhaseCancelled
+		}
+		t := metav1.NewTime(now)
+		st.CompletionTime = &t
+		add(backupsv1alpha1.ConditionReady, in.failure)
+	case in.blocked != nil:
+		add(backupsv1alpha1.ConditionReady, in.blocked)
+	}
+	return st
+}
+
+// waitingSince is when job began waiting for its driver: the
+// lastTransitionTime of its DriverBound=False condition, or now.
+func waitingSince(job *backupsv1alpha1.RestoreJob, now time.Time) time.Time {
+	if c := apimeta.FindStatusCondition(job.Status.Conditions, backupsv1alpha1.ConditionDriverBound); c != nil && c.Status == metav1.ConditionFalse {
+		return c.LastTransitionTime.Time
+	}
+	return now
+}

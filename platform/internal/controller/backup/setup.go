@@ -1,0 +1,42 @@
+package backup
+
+import (
+	"fmt"
+
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"cozystack.io/platform/internal/backup/drivers"
+	"cozystack.io/platform/internal/controller/backup/binder"
+	"cozystack.io/platform/internal/controller/backup/plan"
+	"cozystack.io/platform/internal/controller/backup/restore"
+	"cozystack.io/platform/internal/controller/backup/runbounds"
+)
+
+// Options configure the backup core.
+type Options struct {
+	// Clock of every decision; nil means the real clock.
+	Clock clock.PassiveClock
+	// Handoff is the handoff list; nil means the one shipped with the
+	// platform (platform/internal/backup/handoff).
+	Handoff []drivers.Handoff
+}
+
+// Setup adds the core's reconcilers to mgr. mgr's scheme must know
+// backups.cozystack.io, Flux's HelmRelease and cozystack.io
+// (controllermanager.Scheme does). Errors name the reconciler.
+func Setup(mgr ctrl.Manager, o Options) error {
+	if err := plan.Setup(mgr, plan.Options{Clock: o.Clock}); err != nil {
+		return fmt.Errorf("plan scheduler: %w", err)
+	}
+	if err := binder.Setup(mgr, binder.Options{Clock: o.Clock, Handoff: o.Handoff}); err != nil {
+		return fmt.Errorf("binder: %w", err)
+	}
+	if err := runbounds.Setup(mgr, runbounds.Options{Clock: o.Clock}); err != nil {
+		return fmt.Errorf("run bounds: %w", err)
+	}
+	if err := restore.Setup(mgr, restore.Options{Clock: o.Clock}); err != nil {
+		return fmt.Errorf("restores: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,167 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"cozystack.io/sdk/backup/api/v1alpha1"
+	"cozystack.io/sdk/backup/crds"
+	"cozystack.io/sdk/localcp"
+	"cozystack.io/sdk/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{}, &env)) }
+
+func live(t *testing.T) client.Client {
+	t.Helper()
+	testenv.Need(t, env)
+	all, err := crds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := localcp.ApplyCRDs(context.Background(), env.Config, all...); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(env.Config, client.Options{Scheme: Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func namespace(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	if err := c.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClaimWriteIsExclusive: of two replicas that read the same unclaimed
+// job, the second claim write fails 409 (the resourceVersion
+// precondition), instead of overwriting the first as a forced
+// server-side apply would.
+func TestClaimWriteIsExclusive(t *testing.T) {
+	c := live(t)
+	ctx := context.Background()
+	namespace(t, c, "claims")
+	job := &v1alpha1.BackupJob{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "claims"},
+		Spec: v1alpha1.BackupJobSpec{BackupClassName: "x", ApplicationRef: v1alpha1.ApplicationRef{
+			ApplicationKind: v1alpha1.ApplicationKind{APIGroup: "apps.cozystack.io", Kind: "Postgres"}, Name: "db"}}}
+	if err := c.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	seenByA, seenByB := job.DeepCopy(), job.DeepCopy()
+	claim := func(who string) *intent {
+		now := time.Now()
+		in := &intent{}
+		in.Claim, _ = nextClaim(nil, claimAcquire, who, time.Minute, now)
+		in.running("claimed by "+who, 1)
+		return in
+	}
+	if err := applyJobStatus(ctx, c, seenByA, claim("a"), v1alpha1.DriverFieldManager("d")); err != nil {
+		t.Fatalf("first claim: %v", err)
+	}
+	err := applyJobStatus(ctx, c, seenByB, claim("b"), v1alpha1.DriverFieldManager("d"))
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("second claim from a stale view: %v, want 409 Conflict", err)
+	}
+	got := &v1alpha1.BackupJob{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Claim == nil || got.Status.Claim.HolderIdentity != "a" || got.ResourceVersion != seenByA.ResourceVersion {
+		t.Errorf("claim %+v (resourceVersion %s), want a's (%s)", got.Status.Claim, got.ResourceVersion, seenByA.ResourceVersion)
+	}
+}
+
+// TestCreateOrAdopt: the first call creates, a retry of the same run
+// adopts, another run's call is a *ConflictError naming the object.
+func TestCreateOrAdopt(t *testing.T) {
+	c := live(t)
+	ctx := context.Background()
+	namespace(t, c, "adopt")
+	mk := func() *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "job-1-backup", Namespace: "adopt"}, Data: map[string]string{"k": "v"}}
+	}
+	for _, tc := range []struct {
+		name    string
+		run     types.UID
+		adopted bool
+		err     bool
+	}{
+		{"creates", "run-1", false, false},
+		{"same run adopts", "run-1", true, false},
+		{"other run conflicts", "run-2", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cm := mk()
+			adopted, err := CreateOrAdopt(ctx, c, tc.run, cm)
+			var ce *ConflictError
+			if tc.err {
+				if !errors.As(err, &ce) || ce.Object != "ConfigMap adopt/job-1-backup" || ce.Found != "run-1" {
+					t.Fatalf("error %v, want a *ConflictError naming ConfigMap adopt/job-1-backup of run-1", err)
+				}
+				return
+			}
+			if err != nil || adopted != tc.adopted || cm.Labels[v1alpha1.LabelRun] != "run-1" || cm.UID == "" {
+				t.Fatalf("CreateOrAdopt = %v, %v (labels %v)", adopted, err, cm.Labels)
+			}
+		})
+	}
+}
+
+// TestProjectSecret: the copy lands in the job's namespace, owned by the
+// job and labelled with the run; a rotated source is copied again.
+func TestProjectSecret(t *testing.T) {
+	c := live(t)
+	ctx := context.Background()
+	namespace(t, c, "drv")
+	namespace(t, c, "tenant")
+	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3", Namespace: "drv"}, Data: map[string][]byte{"key": []byte("one")}}
+	if err := c.Create(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	job := &v1alpha1.BackupJob{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "tenant"},
+		Spec: v1alpha1.BackupJobSpec{BackupClassName: "x", ApplicationRef: v1alpha1.ApplicationRef{
+			ApplicationKind: v1alpha1.ApplicationKind{APIGroup: "apps.cozystack.io", Kind: "Postgres"}, Name: "db"}}}
+	if err := c.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{v1alpha1.LabelRun: string(job.UID), v1alpha1.LabelDriver: "d"}
+	for _, want := range []string{"one", "two"} {
+		if want == "two" {
+			src.Data["key"] = []byte("two")
+			if err := c.Update(ctx, src); err != nil {
+				t.Fatal(err)
+			}
+		}
+		name, err := ProjectSecret(ctx, c, "drv", "s3", job, labels, ObjectName(job.Name, "cred-s3"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := &corev1.Secret{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: "tenant", Name: name}, got); err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Data["key"]) != want || len(got.OwnerReferences) != 1 || got.OwnerReferences[0].UID != job.UID ||
+			got.Labels[v1alpha1.LabelRun] != string(job.UID) {
+			t.Errorf("copy %s: data %q, owners %+v, labels %v; want %q owned by the job", name, got.Data["key"], got.OwnerReferences, got.Labels, want)
+		}
+	}
+	if _, err := ProjectSecret(ctx, c, "drv", "absent", job, labels, "x"); err == nil {
+		t.Error("a missing source Secret is no error")
+	} else if reason, _, ok := terminal(err); !ok || reason != v1alpha1.ReasonBackendFailed {
+		t.Errorf("missing source: %v, want BackendFailed", err)
+	}
+}
