@@ -164,6 +164,14 @@ const appKind = "Postgres"
 // Postgres application name in ns (K1 naming and labels), with values.
 func application(t testing.TB, ns, name, values string) {
 	t.Helper()
+	if err := createApplication(ctxT(t), ns, name, values); err != nil {
+		t.Fatalf("create HelmRelease: %v", err)
+	}
+}
+
+// createApplication is application for any goroutine; an existing one is
+// fine.
+func createApplication(ctx context.Context, ns, name, values string) error {
 	hr := &helmv2.HelmRelease{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "postgres-" + name, Labels: map[string]string{
 			v1alpha1.LabelApplicationGroup: "apps.cozystack.io", v1alpha1.LabelApplicationKind: appKind, v1alpha1.LabelApplicationName: name,
@@ -174,9 +182,7 @@ func application(t testing.TB, ns, name, values string) {
 			Values:   &apiextensionsv1.JSON{Raw: []byte(values)},
 		},
 	}
-	if err := c.Create(ctxT(t), hr); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("create HelmRelease: %v", err)
-	}
+	return client.IgnoreAlreadyExists(c.Create(ctx, hr))
 }
 
 // jobTemplate is a batch/v1 Job template for the Job driver that Pod
