@@ -43,3 +43,23 @@ func TestLegacySecretRejectsUnknown(t *testing.T) {
 		t.Errorf("--legacy-secret=read: err = %v, want one naming the choices", err)
 	}
 }
+
+// --controllers takes names of runner.Controllers only, and defaults to
+// all of them.
+func TestControllersFlag(t *testing.T) {
+	if got := newCommand().Flags().Lookup("controllers").DefValue; got != "clustervalues,tenantrbac,backup-core,backup-job-driver" {
+		t.Errorf("--controllers defaults to %q", got)
+	}
+	for _, tc := range []struct {
+		value, err string
+	}{
+		{"backup-core,backup-job-driver", ""},
+		{"backup-core,backups", `unknown controller "backups"`},
+		{",", "name at least one"},
+	} {
+		err := newCommand().ParseFlags([]string{"--controllers=" + tc.value})
+		if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("--controllers=%s: err = %v, want %q", tc.value, err, tc.err)
+		}
+	}
+}

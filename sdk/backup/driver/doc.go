@@ -23,7 +23,9 @@
 //     whole intent (phase, claim, progress, startTime, completionTime,
 //     backupName, conditions Ready and Reconciling), never status.binding
 //     or the core's conditions DriverBound and Stalled. Terminal phases are
-//     final: a terminal job is never written again.
+//     final: a terminal job is written again only once, when the core
+//     ended a run this driver held (DeadlineExceeded): the SDK calls
+//     Cancel* to remove what the run created, then releases the claim.
 //   - On success of a backup, the Backup named as the job (spec from the
 //     binding, the job's applicationSnapshot and Outcome.DriverData; labels
 //     run, driver and plan; finalizer backups.cozystack.io/reclaim with the
@@ -38,10 +40,10 @@
 //     DecodeParameters (unknown key: *ParameterError, reason
 //     InvalidParameters); credentials: ProjectSecret.
 //
-// Where this differs from apply.Status: status writes carry the job's
-// resourceVersion as a precondition (applyJobStatus). Server-side apply with
-// force never conflicts, so without it a replica with a stale view would
-// overwrite a claim another replica took meanwhile.
+// Status writes carry the job's resourceVersion as a precondition
+// (apply.StatusAt, not apply.Status): server-side apply with force never
+// conflicts, so without it a replica with a stale view would overwrite a
+// claim another replica took meanwhile.
 //
 // Templates render only string values of the operator's parameters
 // (RenderJSON): data, which may hold a tenant's application spec, fills

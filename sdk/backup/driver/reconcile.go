@@ -8,6 +8,7 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,10 +53,29 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if st.Binding == nil || st.Binding.DriverRef.Name != o.Name {
 		return ctrl.Result{}, nil
 	}
+	logger := log.FromContext(ctx).WithValues("driver", o.Name, "identity", o.Identity)
+	if endedByCore(st) && obj.GetDeletionTimestamp() == nil {
+		// The core ended a run this driver was working on (its run
+		// timeout): cleanup is the driver's (contract k7, "Runs"), so
+		// remove what the run created, then release the claim, which
+		// marks the cleanup done.
+		run := Run{Driver: o.Name, Identity: o.Identity, Namespace: o.Namespace, Strategy: st.Binding.Strategy,
+			Takeovers: st.Claim.Takeovers, Client: r.rt.client, obj: obj, kind: r.ops.kind()}
+		if err := r.ops.cancel(ctx, obj, run); err != nil {
+			logger.Error(err, "cleanup of a run the core ended failed; retrying", "job", req.NamespacedName)
+			return ctrl.Result{RequeueAfter: time.Second + jitter(time.Second)}, nil
+		}
+		in := intentOf(st, r.ops.backupName(obj))
+		in.Claim = nil
+		if err := r.write(ctx, obj, in); err != nil {
+			return r.writeFailed(ctx, err)
+		}
+		logger.Info("removed what a run the core ended had created", "job", req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
 	if st.Phase.Terminal() || obj.GetDeletionTimestamp() != nil {
 		return ctrl.Result{}, nil
 	}
-	logger := log.FromContext(ctx).WithValues("driver", o.Name, "identity", o.Identity)
 	now := time.Now()
 	action, wait := decideClaim(st.Claim, o.Identity, now)
 	if action == claimWait {
@@ -203,4 +223,15 @@ func jitter(d time.Duration) time.Duration {
 		return 0
 	}
 	return time.Duration(rand.Int64N(int64(d)/10 + 1))
+}
+
+// endedByCore reports whether the core failed a run a driver had claimed
+// (reason DeadlineExceeded) and the claim is still there: the driver has
+// not cleaned up after it yet.
+func endedByCore(st *v1alpha1.JobStatus) bool {
+	if st.Phase != v1alpha1.PhaseFailed || st.Claim == nil {
+		return false
+	}
+	c := apimeta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
+	return c != nil && c.Reason == v1alpha1.ReasonDeadlineExceeded
 }

@@ -57,6 +57,11 @@ type Resolver struct {
 	// Protocols are the core's protocol versions; nil means
 	// CoreProtocolVersions.
 	Protocols []string
+	// BuiltIn maps the strategy kinds the platform's own drivers serve to
+	// their driver names (e.g. Job → job). Such a kind is never unknown:
+	// before its driver first registers (cozystack-controller starting)
+	// a job waits with DriverUnavailable instead of failing.
+	BuiltIn map[string]string
 }
 
 // Resolve finds the one live registration serving strategyKind at now,
@@ -89,6 +94,11 @@ func (r *Resolver) Resolve(ctx context.Context, strategyKind string, now time.Ti
 					"strategy kind %s is served by the catalog %s from version %s on: install it (a PackageSource for %s >= %s); the job waits",
 					strategyKind, h.Catalog, h.MinVersion, h.Catalog, h.MinVersion)}, nil
 			}
+		}
+		if name, ok := r.BuiltIn[strategyKind]; ok {
+			return Resolution{Reason: backupsv1alpha1.ReasonDriverUnavailable, Message: fmt.Sprintf(
+				"strategy kind %s is served by the platform's built-in driver %s, which has not registered: it starts with cozystack-controller (--controllers backup-job-driver); the job waits",
+				strategyKind, name)}, nil
 		}
 		return Resolution{Reason: backupsv1alpha1.ReasonUnknownStrategyKind, Terminal: true, Message: fmt.Sprintf(
 			"no BackupDriver serves strategy kind %s and no catalog took it over: fix the BackupClass's strategy kind or install the driver that serves it",

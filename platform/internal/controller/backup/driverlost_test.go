@@ -122,3 +122,51 @@ func TestDriverKilledMidRun(t *testing.T) {
 		t.Errorf("Backup spec %+v", b.Spec)
 	}
 }
+
+// A run the core ends (its class's runTimeout passed: DeadlineExceeded)
+// is cleaned up by its driver, not the core: the Job driver deletes the
+// batch Job it created and releases its claim; the phase stays Failed.
+// Before, the batch Job was left running.
+func TestDeadlineExceededCleansUp(t *testing.T) {
+	need(t)
+	start(t, "core", "--controllers=backup-core", "--install-crds")
+	start(t, "driver", "--controllers=backup-job-driver", "--backup-driver-identity=driver-d")
+	ns := "backup-deadline"
+	jobClass(t, "deadline", func(bc *backupsv1alpha1.BackupClass) {
+		bc.Spec.RunTimeout = &metav1.Duration{Duration: 4 * time.Second}
+	})
+	namespace(t, ns)
+	application(t, ns, "db", `{}`)
+	job := &backupsv1alpha1.BackupJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "slow"}, Spec: backupsv1alpha1.BackupJobSpec{
+		ApplicationRef: backupsv1alpha1.ApplicationRef{
+			ApplicationKind: backupsv1alpha1.ApplicationKind{APIGroup: "apps.cozystack.io", Kind: appKind}, Name: "db"},
+		BackupClassName: "deadline",
+	}}
+	if err := c.Create(ctxT(t), job); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: ns, Name: job.Name}
+	eventually(t, 90*time.Second, "running with one batch Job", func() error {
+		j := getJob(t, key)
+		if j.Status.Phase != backupsv1alpha1.PhaseRunning || len(batchJobs(t, ns, j.UID)) != 1 {
+			return fmt.Errorf("phase %q, %d batch Jobs", j.Status.Phase, len(batchJobs(t, ns, j.UID)))
+		}
+		return nil
+	})
+	eventually(t, 60*time.Second, "DeadlineExceeded, cleaned up", func() error {
+		j := getJob(t, key)
+		ready := apimeta.FindStatusCondition(j.Status.Conditions, backupsv1alpha1.ConditionReady)
+		switch {
+		case j.Status.Phase != backupsv1alpha1.PhaseFailed || ready == nil || ready.Reason != backupsv1alpha1.ReasonDeadlineExceeded:
+			return fmt.Errorf("phase %q, Ready %+v", j.Status.Phase, ready)
+		case j.Status.Claim != nil:
+			return fmt.Errorf("claim still held: %+v", j.Status.Claim)
+		}
+		for _, b := range batchJobs(t, ns, j.UID) {
+			if b.DeletionTimestamp == nil {
+				return fmt.Errorf("batch Job %s still there", b.Name)
+			}
+		}
+		return nil
+	})
+}

@@ -199,8 +199,8 @@ func jobTemplate(args ...string) map[string]any {
 }
 
 // jobClass creates the BackupClass name: Postgres backed up by the Job
-// driver.
-func jobClass(t testing.TB, name string) {
+// driver, changed by each of change.
+func jobClass(t testing.TB, name string, change ...func(*backupsv1alpha1.BackupClass)) {
 	t.Helper()
 	params, err := json.Marshal(map[string]any{
 		"backup":     jobTemplate("backup", "{{ .Application.Namespace }}/{{ .Application.Name }}"),
@@ -216,6 +216,9 @@ func jobClass(t testing.TB, name string) {
 			Strategy:        backupsv1alpha1.Strategy{Kind: "Job", Parameters: &apiextensionsv1.JSON{Raw: params}},
 		}},
 	}}
+	for _, f := range change {
+		f(bc)
+	}
 	// The core process installs the CRDs: retry until they are served.
 	eventually(t, 60*time.Second, "BackupClass created", func() error {
 		err := c.Create(ctxT(t), bc.DeepCopy())

@@ -7,6 +7,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"cozystack.io/platform/internal/backup/drivers"
+	"cozystack.io/platform/internal/backup/jobdriver"
 	"cozystack.io/platform/internal/controller/backup/binder"
 	"cozystack.io/platform/internal/controller/backup/plan"
 	"cozystack.io/platform/internal/controller/backup/restore"
@@ -20,19 +21,28 @@ type Options struct {
 	// Handoff is the handoff list; nil means the one shipped with the
 	// platform (platform/internal/backup/handoff).
 	Handoff []drivers.Handoff
+	// BuiltIn maps the strategy kinds of the platform's own drivers to
+	// their names; nil means the Job driver's (Job → job).
+	BuiltIn map[string]string
+	// Concurrency is the number of Plans, and of jobs, each reconciler
+	// works on in parallel; 0 means each reconciler's default (4).
+	Concurrency int
 }
 
 // Setup adds the core's reconcilers to mgr. mgr's scheme must know
 // backups.cozystack.io, Flux's HelmRelease and cozystack.io
 // (controllermanager.Scheme does). Errors name the reconciler.
 func Setup(mgr ctrl.Manager, o Options) error {
-	if err := plan.Setup(mgr, plan.Options{Clock: o.Clock}); err != nil {
+	if o.BuiltIn == nil {
+		o.BuiltIn = map[string]string{jobdriver.StrategyKind: jobdriver.DefaultName}
+	}
+	if err := plan.Setup(mgr, plan.Options{Clock: o.Clock, Concurrency: o.Concurrency}); err != nil {
 		return fmt.Errorf("plan scheduler: %w", err)
 	}
-	if err := binder.Setup(mgr, binder.Options{Clock: o.Clock, Handoff: o.Handoff}); err != nil {
+	if err := binder.Setup(mgr, binder.Options{Clock: o.Clock, Handoff: o.Handoff, BuiltIn: o.BuiltIn, Concurrency: o.Concurrency}); err != nil {
 		return fmt.Errorf("binder: %w", err)
 	}
-	if err := runbounds.Setup(mgr, runbounds.Options{Clock: o.Clock}); err != nil {
+	if err := runbounds.Setup(mgr, runbounds.Options{Clock: o.Clock, Concurrency: o.Concurrency}); err != nil {
 		return fmt.Errorf("run bounds: %w", err)
 	}
 	if err := restore.Setup(mgr, restore.Options{Clock: o.Clock}); err != nil {

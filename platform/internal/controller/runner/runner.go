@@ -51,6 +51,8 @@ type Options struct {
 	// JobDriver configures the built-in Job driver; its Namespace defaults
 	// to LeaderElectionNamespace.
 	JobDriver jobdriver.Options
+	// Backup configures the backup core.
+	Backup backup.Options
 }
 
 // Runs reports whether o runs the controller named name.
@@ -66,6 +68,7 @@ func NewOptions() *Options {
 			LegacySecret: clustervalues.LegacySecretOff, Concurrency: 8, StatusInterval: 500 * time.Millisecond,
 		},
 		Controllers: slices.Clone(Controllers),
+		Backup:      backup.Options{Concurrency: 16},
 	}
 }
 
@@ -76,6 +79,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Projection.Concurrency, "concurrency", o.Projection.Concurrency, "tenant namespaces written in parallel")
 	fs.DurationVar(&o.Projection.StatusInterval, "status-interval", o.Projection.StatusInterval, "least time between two ClusterValues status writes while a change is being projected")
 	fs.Var(controllersFlag{&o.Controllers}, "controllers", "comma-separated controllers to run, of "+strings.Join(Controllers, ", "))
+	fs.IntVar(&o.Backup.Concurrency, "backup-concurrency", o.Backup.Concurrency, "Plans, and jobs, each backup core reconciler works on in parallel")
 	fs.StringVar(&o.JobDriver.Namespace, "backup-driver-namespace", o.JobDriver.Namespace, "namespace of the Job driver's Lease and credentials (default: --leader-election-namespace)")
 	fs.DurationVar(&o.JobDriver.LeaseDuration, "backup-driver-lease-duration", o.JobDriver.LeaseDuration, "how long the Job driver's registration Lease holds without renewal (0: the SDK's default)")
 	fs.DurationVar(&o.JobDriver.ClaimDuration, "backup-claim-duration", o.JobDriver.ClaimDuration, "how long the Job driver's claim on a run holds without renewal (0: the SDK's default)")
@@ -174,7 +178,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		}
 	}
 	if o.Runs(ControllerBackupCore) {
-		if err := backup.Setup(mgr, backup.Options{}); err != nil {
+		if err := backup.Setup(mgr, o.Backup); err != nil {
 			return nil, fmt.Errorf("set up the backup core: %w", err)
 		}
 	}

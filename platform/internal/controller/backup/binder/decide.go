@@ -56,7 +56,7 @@ func (r *reconciler) decide(ctx context.Context, job *backupsv1alpha1.BackupJob,
 			if err == nil && res.Terminal {
 				// Failing is final: confirm on the API server that no
 				// registration the cache has not seen yet serves the kind.
-				live := drivers.Resolver{Reader: r.live, Handoff: r.resolver.Handoff, Protocols: r.resolver.Protocols}
+				live := drivers.Resolver{Reader: r.live, Handoff: r.resolver.Handoff, Protocols: r.resolver.Protocols, BuiltIn: r.resolver.BuiltIn}
 				res, err = live.Resolve(ctx, strategy.Kind, now)
 			}
 			if err != nil {

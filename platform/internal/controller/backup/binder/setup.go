@@ -46,6 +46,9 @@ type Options struct {
 	Resync time.Duration
 	// Concurrency is the number of jobs bound in parallel (default 4).
 	Concurrency int
+	// BuiltIn maps the strategy kinds of the platform's own drivers to
+	// their names (drivers.Resolver.BuiltIn).
+	BuiltIn map[string]string
 }
 
 // Setup registers the binder with mgr, whose scheme must know
@@ -82,7 +85,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		client:   c,
 		live:     mgr.GetAPIReader(),
 		clock:    o.Clock,
-		resolver: &drivers.Resolver{Reader: c, Handoff: o.Handoff},
+		resolver: &drivers.Resolver{Reader: c, Handoff: o.Handoff, BuiltIn: o.BuiltIn},
 		recorder: mgr.GetEventRecorder(Name),
 		resync:   o.Resync,
 	}
