@@ -111,6 +111,13 @@ func TestDriverKilledMidRun(t *testing.T) {
 	if got := batchJobs(t, ns, j.UID); len(got) != 1 {
 		t.Errorf("%d batch Jobs at the end, want 1", len(got))
 	}
+	// No finalizer on the objects of the run but the driver's own on its
+	// Backup: the core adds none.
+	for _, obj := range []metav1.Object{j, &jobs[0]} {
+		if f := obj.GetFinalizers(); len(f) > 0 {
+			t.Errorf("%s has finalizers %v", obj.GetName(), f)
+		}
+	}
 	if m := driverManagers(j); len(m) != 1 || m[0] != backupsv1alpha1.DriverFieldManager("job") {
 		t.Errorf("driver field managers %v, want only %s", m, backupsv1alpha1.DriverFieldManager("job"))
 	}
@@ -120,6 +127,9 @@ func TestDriverKilledMidRun(t *testing.T) {
 	}
 	if b.Spec.DriverRef.Name != "job" || b.Spec.BackupJobName != job.Name || b.Spec.ApplicationSnapshot == nil {
 		t.Errorf("Backup spec %+v", b.Spec)
+	}
+	if f := b.GetFinalizers(); len(f) != 1 || f[0] != backupsv1alpha1.BackupFinalizer {
+		t.Errorf("Backup finalizers %v, want only the driver's %s", f, backupsv1alpha1.BackupFinalizer)
 	}
 }
 
