@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/platform/internal/install"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/backup/apply"
@@ -64,7 +65,7 @@ func BenchmarkPlansDueTogether(b *testing.B) {
 func benchFloor(b *testing.B) {
 	ctx := context.Background()
 	ns := "backup-bench-floor"
-	namespace(b, ns)
+	backuptest.Namespace(b, c, ns)
 	start := time.Now()
 	parallel(b, benchPlans, func(i int) error {
 		j := &backupsv1alpha1.BackupJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("p%04d-1", i),
@@ -93,7 +94,7 @@ func benchFloor(b *testing.B) {
 func plansDueTogether(b *testing.B, ns string, flags ...string) {
 	core := start(b, "core", append([]string{"--controllers=backup-core", "--install-crds"}, flags...)...)
 	ctx := context.Background()
-	namespace(b, ns)
+	backuptest.Namespace(b, c, ns)
 	setupStart := time.Now()
 	parallel(b, benchPlans, func(i int) error {
 		return createApplication(ctx, ns, fmt.Sprintf("db%04d", i), `{"size":"1Gi"}`)
@@ -161,12 +162,12 @@ func benchDriver(b *testing.B) {
 	now := metav1.NewMicroTime(time.Now())
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "cozy-system", Name: "backup-driver-bench"},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("bench"), LeaseDurationSeconds: ptr.To[int32](3600), RenewTime: &now, AcquireTime: &now}}
-	eventually(b, 60*time.Second, "Lease created", func() error { return client.IgnoreAlreadyExists(c.Create(ctx, lease)) })
+	backuptest.Eventually(b, 60*time.Second, "Lease created", func() error { return client.IgnoreAlreadyExists(c.Create(ctx, lease)) })
 	d := &backupsv1alpha1.BackupDriver{ObjectMeta: metav1.ObjectMeta{Name: "bench"}, Spec: backupsv1alpha1.BackupDriverSpec{
 		StrategyKinds: []string{"Bench"}, ProtocolVersions: []string{backupsv1alpha1.ProtocolVersion},
 		Lease: backupsv1alpha1.LeaseRef{Namespace: lease.Namespace, Name: lease.Name},
 	}}
-	eventually(b, 60*time.Second, "BackupDriver created", func() error { return client.IgnoreAlreadyExists(c.Create(ctx, d)) })
+	backuptest.Eventually(b, 60*time.Second, "BackupDriver created", func() error { return client.IgnoreAlreadyExists(c.Create(ctx, d)) })
 }
 
 func benchClass(b *testing.B) {
@@ -177,7 +178,7 @@ func benchClass(b *testing.B) {
 			Strategy:        backupsv1alpha1.Strategy{Kind: "Bench"},
 		}},
 	}}
-	eventually(b, 60*time.Second, "BackupClass created", func() error {
+	backuptest.Eventually(b, 60*time.Second, "BackupClass created", func() error {
 		return client.IgnoreAlreadyExists(c.Create(context.Background(), bc))
 	})
 }

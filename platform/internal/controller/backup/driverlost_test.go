@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 )
 
@@ -34,20 +35,20 @@ func TestDriverKilledMidRun(t *testing.T) {
 
 	ns := "backup-driverlost"
 	jobClass(t, "driverlost")
-	namespace(t, ns)
+	backuptest.Namespace(t, c, ns)
 	application(t, ns, "db", `{"size":"10Gi","version":"v17"}`)
 	job := &backupsv1alpha1.BackupJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "by-hand"}, Spec: backupsv1alpha1.BackupJobSpec{
 		ApplicationRef: backupsv1alpha1.ApplicationRef{
 			ApplicationKind: backupsv1alpha1.ApplicationKind{APIGroup: "apps.cozystack.io", Kind: appKind}, Name: "db"},
 		BackupClassName: "driverlost",
 	}}
-	if err := c.Create(ctxT(t), job); err != nil {
+	if err := c.Create(backuptest.Context(t), job); err != nil {
 		t.Fatal(err)
 	}
 	key := types.NamespacedName{Namespace: ns, Name: job.Name}
 
 	// Bound to the Job driver, claimed by driver-a, one batch Job.
-	eventually(t, 90*time.Second, "claimed by driver-a with one batch Job", func() error {
+	backuptest.Eventually(t, 90*time.Second, "claimed by driver-a with one batch Job", func() error {
 		j := getJob(t, key)
 		switch {
 		case j.Status.Binding == nil:
@@ -67,7 +68,7 @@ func TestDriverKilledMidRun(t *testing.T) {
 	first.kill()
 	killed := time.Now()
 	var lostAfter time.Duration
-	eventually(t, 5*claimDuration+30*time.Second, "Stalled=True DriverLost", func() error {
+	backuptest.Eventually(t, 5*claimDuration+30*time.Second, "Stalled=True DriverLost", func() error {
 		j := getJob(t, key)
 		if c := apimeta.FindStatusCondition(j.Status.Conditions, backupsv1alpha1.ConditionStalled); c == nil || c.Status != metav1.ConditionTrue || c.Reason != backupsv1alpha1.ReasonDriverLost {
 			return fmt.Errorf("Stalled %+v", c)
@@ -84,7 +85,7 @@ func TestDriverKilledMidRun(t *testing.T) {
 	// Stalled is cleared, and it adopts the batch Job instead of making a
 	// second one.
 	start(t, "driver-b", driverArgs("driver-b")...)
-	eventually(t, 90*time.Second, "taken over by driver-b", func() error {
+	backuptest.Eventually(t, 90*time.Second, "taken over by driver-b", func() error {
 		j := getJob(t, key)
 		stalled := apimeta.FindStatusCondition(j.Status.Conditions, backupsv1alpha1.ConditionStalled)
 		switch {
@@ -100,7 +101,7 @@ func TestDriverKilledMidRun(t *testing.T) {
 		t.Fatalf("%d batch Jobs after the takeover, want the one driver-a created", len(jobs))
 	}
 	complete(t, &jobs[0])
-	eventually(t, 60*time.Second, "Succeeded with a Backup", func() error {
+	backuptest.Eventually(t, 60*time.Second, "Succeeded with a Backup", func() error {
 		j := getJob(t, key)
 		if j.Status.Phase != backupsv1alpha1.PhaseSucceeded || j.Status.BackupName == "" {
 			return fmt.Errorf("phase %q, backup %q", j.Status.Phase, j.Status.BackupName)
@@ -122,7 +123,7 @@ func TestDriverKilledMidRun(t *testing.T) {
 		t.Errorf("driver field managers %v, want only %s", m, backupsv1alpha1.DriverFieldManager("job"))
 	}
 	b := &backupsv1alpha1.Backup{}
-	if err := c.Get(ctxT(t), types.NamespacedName{Namespace: ns, Name: j.Status.BackupName}, b); err != nil {
+	if err := c.Get(backuptest.Context(t), types.NamespacedName{Namespace: ns, Name: j.Status.BackupName}, b); err != nil {
 		t.Fatal(err)
 	}
 	if b.Spec.DriverRef.Name != "job" || b.Spec.BackupJobName != job.Name || b.Spec.ApplicationSnapshot == nil {
@@ -145,25 +146,25 @@ func TestDeadlineExceededCleansUp(t *testing.T) {
 	jobClass(t, "deadline", func(bc *backupsv1alpha1.BackupClass) {
 		bc.Spec.RunTimeout = &metav1.Duration{Duration: 4 * time.Second}
 	})
-	namespace(t, ns)
+	backuptest.Namespace(t, c, ns)
 	application(t, ns, "db", `{}`)
 	job := &backupsv1alpha1.BackupJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "slow"}, Spec: backupsv1alpha1.BackupJobSpec{
 		ApplicationRef: backupsv1alpha1.ApplicationRef{
 			ApplicationKind: backupsv1alpha1.ApplicationKind{APIGroup: "apps.cozystack.io", Kind: appKind}, Name: "db"},
 		BackupClassName: "deadline",
 	}}
-	if err := c.Create(ctxT(t), job); err != nil {
+	if err := c.Create(backuptest.Context(t), job); err != nil {
 		t.Fatal(err)
 	}
 	key := types.NamespacedName{Namespace: ns, Name: job.Name}
-	eventually(t, 90*time.Second, "running with one batch Job", func() error {
+	backuptest.Eventually(t, 90*time.Second, "running with one batch Job", func() error {
 		j := getJob(t, key)
 		if j.Status.Phase != backupsv1alpha1.PhaseRunning || len(batchJobs(t, ns, j.UID)) != 1 {
 			return fmt.Errorf("phase %q, %d batch Jobs", j.Status.Phase, len(batchJobs(t, ns, j.UID)))
 		}
 		return nil
 	})
-	eventually(t, 60*time.Second, "DeadlineExceeded, cleaned up", func() error {
+	backuptest.Eventually(t, 60*time.Second, "DeadlineExceeded, cleaned up", func() error {
 		j := getJob(t, key)
 		ready := apimeta.FindStatusCondition(j.Status.Conditions, backupsv1alpha1.ConditionReady)
 		switch {

@@ -13,17 +13,15 @@ import (
 	"testing"
 	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/platform/internal/controllermanager"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/testenv"
@@ -130,41 +128,13 @@ func tail(b []byte, n int) []byte {
 	return b
 }
 
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond every 100 ms until it returns nil, failing the
-// test with its last error after timeout.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		last = cond()
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within %s: %v", what, timeout, last)
-	}
-}
-
-func namespace(t testing.TB, name string) {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := c.Create(ctxT(t), ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-}
-
 const appKind = "Postgres"
 
 // application creates the HelmRelease cozystack-api stores for the
 // Postgres application name in ns (K1 naming and labels), with values.
 func application(t testing.TB, ns, name, values string) {
 	t.Helper()
-	if err := createApplication(ctxT(t), ns, name, values); err != nil {
+	if err := createApplication(backuptest.Context(t), ns, name, values); err != nil {
 		t.Fatalf("create HelmRelease: %v", err)
 	}
 }
@@ -172,17 +142,7 @@ func application(t testing.TB, ns, name, values string) {
 // createApplication is application for any goroutine; an existing one is
 // fine.
 func createApplication(ctx context.Context, ns, name, values string) error {
-	hr := &helmv2.HelmRelease{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "postgres-" + name, Labels: map[string]string{
-			v1alpha1.LabelApplicationGroup: "apps.cozystack.io", v1alpha1.LabelApplicationKind: appKind, v1alpha1.LabelApplicationName: name,
-		}},
-		Spec: helmv2.HelmReleaseSpec{
-			ChartRef: &helmv2.CrossNamespaceSourceReference{Kind: "ExternalArtifact", Name: "postgres"},
-			Interval: metav1.Duration{Duration: time.Hour},
-			Values:   &apiextensionsv1.JSON{Raw: []byte(values)},
-		},
-	}
-	return client.IgnoreAlreadyExists(c.Create(ctx, hr))
+	return client.IgnoreAlreadyExists(c.Create(ctx, backuptest.HelmRelease(ns, appKind, name, values)))
 }
 
 // jobTemplate is a batch/v1 Job template for the Job driver that Pod
@@ -220,8 +180,8 @@ func jobClass(t testing.TB, name string, change ...func(*backupsv1alpha1.BackupC
 		f(bc)
 	}
 	// The core process installs the CRDs: retry until they are served.
-	eventually(t, 60*time.Second, "BackupClass created", func() error {
-		err := c.Create(ctxT(t), bc.DeepCopy())
+	backuptest.Eventually(t, 60*time.Second, "BackupClass created", func() error {
+		err := c.Create(backuptest.Context(t), bc.DeepCopy())
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}
@@ -232,7 +192,7 @@ func jobClass(t testing.TB, name string, change ...func(*backupsv1alpha1.BackupC
 func getJob(t testing.TB, key types.NamespacedName) *backupsv1alpha1.BackupJob {
 	t.Helper()
 	j := &backupsv1alpha1.BackupJob{}
-	if err := c.Get(ctxT(t), key, j); err != nil {
+	if err := c.Get(backuptest.Context(t), key, j); err != nil {
 		t.Fatal(err)
 	}
 	return j
@@ -242,7 +202,7 @@ func getJob(t testing.TB, key types.NamespacedName) *backupsv1alpha1.BackupJob {
 func batchJobs(t testing.TB, ns string, run types.UID) []batchv1.Job {
 	t.Helper()
 	var list batchv1.JobList
-	if err := c.List(ctxT(t), &list, client.InNamespace(ns), client.MatchingLabels{backupsv1alpha1.LabelRun: string(run)}); err != nil {
+	if err := c.List(backuptest.Context(t), &list, client.InNamespace(ns), client.MatchingLabels{backupsv1alpha1.LabelRun: string(run)}); err != nil {
 		t.Fatal(err)
 	}
 	return list.Items
@@ -257,7 +217,7 @@ func complete(t testing.TB, j *batchv1.Job) {
 	j.Status.Conditions = append(j.Status.Conditions,
 		batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: now, LastProbeTime: now},
 		batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: now, LastProbeTime: now})
-	if err := c.Status().Update(ctxT(t), j); err != nil {
+	if err := c.Status().Update(backuptest.Context(t), j); err != nil {
 		t.Fatal(err)
 	}
 }

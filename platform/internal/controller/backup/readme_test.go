@@ -10,6 +10,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/platform/internal/install"
 )
 
@@ -27,7 +28,7 @@ func TestREADMEBackupExamples(t *testing.T) {
 		t.Fatal(`README.md has no section "Backups"`)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
-	if err := install.CRDs(ctxT(t), env.Config, ""); err != nil {
+	if err := install.CRDs(backuptest.Context(t), env.Config, ""); err != nil {
 		t.Fatal(err)
 	}
 	n := 0
@@ -44,9 +45,9 @@ func TestREADMEBackupExamples(t *testing.T) {
 			}
 			n++
 			if ns := u.GetNamespace(); ns != "" {
-				namespace(t, ns)
+				backuptest.Namespace(t, c, ns)
 			}
-			if err := c.Create(ctxT(t), u, client.DryRunAll, client.FieldValidation("Strict")); err != nil {
+			if err := c.Create(backuptest.Context(t), u, client.DryRunAll, client.FieldValidation("Strict")); err != nil {
 				t.Errorf("README.md, Backups: %s %s: %v", u.GetKind(), u.GetName(), err)
 			}
 		}

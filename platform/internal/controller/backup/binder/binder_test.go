@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"cozystack.io/platform/internal/backup/drivers"
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/platform/internal/controller/backup/binder"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 )
@@ -28,12 +29,12 @@ var v1 = []string{backupsv1alpha1.ProtocolVersion}
 // creation on the binder's clock, then fail with DriverWaitTimeout.
 func TestReasons(t *testing.T) {
 	need(t)
-	clk := fakeClock()
+	clk := backuptest.FakeClock()
 	startBinder(t, binder.Options{Clock: clk, Resync: 200 * time.Millisecond, Handoff: []drivers.Handoff{
 		{StrategyKind: "BnNotInstalled", Catalog: "services", MinVersion: "0.2.0"},
 		{StrategyKind: "BnWaitTimeout", Catalog: "virtualization", MinVersion: "1.3.0"},
 	}})
-	ns := namespace(t, "binder-reasons")
+	ns := backuptest.Namespace(t, c, "binder-reasons")
 	now := clk.Now()
 	hour := int32(3600)
 
@@ -60,7 +61,7 @@ func TestReasons(t *testing.T) {
 		{
 			name: "bound",
 			setup: func(t *testing.T) string {
-				register(t, "bn-bound", []string{"BnBound"}, v1, now, hour)
+				backuptest.RegisterDriver(t, c, "bn-bound", []string{"BnBound"}, v1, now, hour)
 				class(t, "bn-bound", appKind, "BnBound", func(bc *backupsv1alpha1.BackupClass) {
 					bc.Spec.PendingTimeout = &metav1.Duration{Duration: 5 * time.Minute}
 				})
@@ -81,18 +82,18 @@ func TestReasons(t *testing.T) {
 		{
 			name: "driver unavailable",
 			setup: func(t *testing.T) string {
-				register(t, "bn-unavailable", []string{"BnUnavailable"}, v1, now.Add(-time.Hour), 10)
+				backuptest.RegisterDriver(t, c, "bn-unavailable", []string{"BnUnavailable"}, v1, now.Add(-time.Hour), 10)
 				class(t, "bn-unavailable", appKind, "BnUnavailable", nil)
 				return "bn-unavailable"
 			},
-			want:  with(pending, backupsv1alpha1.ReasonDriverUnavailable, "BackupDriver bn-unavailable", driverNS+"/backup-driver-bn-unavailable", "not renewed"),
+			want:  with(pending, backupsv1alpha1.ReasonDriverUnavailable, "BackupDriver bn-unavailable", backuptest.DriverNamespace+"/backup-driver-bn-unavailable", "not renewed"),
 			check: checkWaiting,
 		},
 		{
 			name: "driver conflict",
 			setup: func(t *testing.T) string {
-				register(t, "bn-conflict-a", []string{"BnConflict"}, v1, now, hour)
-				register(t, "bn-conflict-b", []string{"Other", "BnConflict"}, v1, now, hour)
+				backuptest.RegisterDriver(t, c, "bn-conflict-a", []string{"BnConflict"}, v1, now, hour)
+				backuptest.RegisterDriver(t, c, "bn-conflict-b", []string{"Other", "BnConflict"}, v1, now, hour)
 				class(t, "bn-conflict", appKind, "BnConflict", nil)
 				return "bn-conflict"
 			},
@@ -102,7 +103,7 @@ func TestReasons(t *testing.T) {
 		{
 			name: "protocol incompatible",
 			setup: func(t *testing.T) string {
-				register(t, "bn-protocol", []string{"BnProtocol"}, []string{"v0alpha0", "v2"}, now, hour)
+				backuptest.RegisterDriver(t, c, "bn-protocol", []string{"BnProtocol"}, []string{"v0alpha0", "v2"}, now, hour)
 				class(t, "bn-protocol", appKind, "BnProtocol", nil)
 				return "bn-protocol"
 			},
@@ -136,7 +137,7 @@ func TestReasons(t *testing.T) {
 		{
 			name: "application not found",
 			setup: func(t *testing.T) string {
-				register(t, "bn-noapp", []string{"BnNoApp"}, v1, now, hour)
+				backuptest.RegisterDriver(t, c, "bn-noapp", []string{"BnNoApp"}, v1, now, hour)
 				class(t, "bn-noapp", appKind, "BnNoApp", nil)
 				return "bn-noapp"
 			},
@@ -162,7 +163,7 @@ func TestReasons(t *testing.T) {
 			className := tc.setup(t)
 			app := "db-" + name
 			if !tc.noApp {
-				application(t, ns, appKind, app, `{"size":"10Gi","replicas":2}`)
+				backuptest.Application(t, c, ns, appKind, app, `{"size":"10Gi","replicas":2}`)
 			}
 			j := backupJob(t, ns, name, appKind, app, className)
 			jobs[tc.name] = j
@@ -243,7 +244,7 @@ func checkBound(t *testing.T, j *backupsv1alpha1.BackupJob) {
 	}
 	if l := j.Labels[backupsv1alpha1.LabelDriver]; l != "bn-bound" {
 		// The label follows the status write: poll.
-		eventually(t, 30*time.Second, "driver label", func() error {
+		backuptest.Eventually(t, 30*time.Second, "driver label", func() error {
 			if l := getJob(t, j).Labels[backupsv1alpha1.LabelDriver]; l != "bn-bound" {
 				return fmt.Errorf("label %q", l)
 			}
@@ -252,12 +253,12 @@ func checkBound(t *testing.T, j *backupsv1alpha1.BackupJob) {
 	}
 	rc := apimeta.FindStatusCondition(j.Status.Conditions, backupsv1alpha1.ConditionReconciling)
 	if rc == nil || rc.Status != metav1.ConditionTrue || rc.Reason != backupsv1alpha1.ReasonWaitingForDriver || !strings.Contains(rc.Message, "5m0s") {
-		t.Errorf("Reconciling %s, want True WaitingForDriver naming the pending timeout", show(rc))
+		t.Errorf("Reconciling %s, want True WaitingForDriver naming the pending timeout", backuptest.ShowCondition(rc))
 	}
 	if c := apimeta.FindStatusCondition(j.Status.Conditions, backupsv1alpha1.ConditionReady); c != nil {
-		t.Errorf("Ready %s set by the binder on a bound job; it is the driver's", show(c))
+		t.Errorf("Ready %s set by the binder on a bound job; it is the driver's", backuptest.ShowCondition(c))
 	}
-	if m := statusManagers(j); len(m) != 1 || !m[backupsv1alpha1.CoreFieldManager] {
+	if m := backuptest.StatusManagers(j, "f:binding"); len(m) != 1 || !m[backupsv1alpha1.CoreFieldManager] {
 		t.Errorf("status managers %v, want only %s owning the binding", m, backupsv1alpha1.CoreFieldManager)
 	}
 }
@@ -269,10 +270,10 @@ func checkWaiting(t *testing.T, j *backupsv1alpha1.BackupJob) {
 	}
 	rc := apimeta.FindStatusCondition(j.Status.Conditions, backupsv1alpha1.ConditionReconciling)
 	if rc == nil || rc.Status != metav1.ConditionTrue || rc.Reason != backupsv1alpha1.ReasonWaitingForDriver || !strings.Contains(rc.Message, backupsv1alpha1.ReasonDriverWaitTimeout) {
-		t.Errorf("Reconciling %s, want True WaitingForDriver naming the deadline", show(rc))
+		t.Errorf("Reconciling %s, want True WaitingForDriver naming the deadline", backuptest.ShowCondition(rc))
 	}
 	if c := apimeta.FindStatusCondition(j.Status.Conditions, backupsv1alpha1.ConditionReady); c != nil {
-		t.Errorf("Ready %s on a waiting job", show(c))
+		t.Errorf("Ready %s on a waiting job", backuptest.ShowCondition(c))
 	}
 }
 
@@ -281,10 +282,10 @@ func checkFailed(reason string) func(t *testing.T, j *backupsv1alpha1.BackupJob)
 		t.Helper()
 		ready := apimeta.FindStatusCondition(j.Status.Conditions, backupsv1alpha1.ConditionReady)
 		if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != reason {
-			t.Errorf("Ready %s, want False %s", show(ready), reason)
+			t.Errorf("Ready %s, want False %s", backuptest.ShowCondition(ready), reason)
 		}
 		if c := apimeta.FindStatusCondition(j.Status.Conditions, backupsv1alpha1.ConditionReconciling); c != nil {
-			t.Errorf("Reconciling %s on a failed job", show(c))
+			t.Errorf("Reconciling %s on a failed job", backuptest.ShowCondition(c))
 		}
 		if j.Status.CompletionTime == nil || j.Status.Binding != nil {
 			t.Errorf("completionTime %v, binding %+v: want a completion time and no binding", j.Status.CompletionTime, j.Status.Binding)

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"cozystack.io/platform/internal/backup/drivers"
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/platform/internal/controller/backup/binder"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 )
@@ -25,13 +26,13 @@ import (
 func TestHandoff(t *testing.T) {
 	need(t)
 	const kind = "BnHandoff"
-	clk := fakeClock()
-	ns := namespace(t, "binder-handoff")
+	clk := backuptest.FakeClock()
+	ns := backuptest.Namespace(t, c, "binder-handoff")
 	class(t, "bn-handoff", appKind, kind, nil)
-	application(t, ns, appKind, "db", `{"version":16}`)
+	backuptest.Application(t, c, ns, appKind, "db", `{"version":16}`)
 
 	// Version N: "job" serves K, nothing is handed over.
-	job := register(t, "job", []string{"Job", kind}, v1, clk.Now(), 3600)
+	job := backuptest.RegisterDriver(t, c, "job", []string{"Job", kind}, v1, clk.Now(), 3600)
 	stopN := startBinder(t, binder.Options{Clock: clk, Resync: 200 * time.Millisecond, Handoff: []drivers.Handoff{}})
 	job1 := waitFor(t, backupJob(t, ns, "job1", appKind, "db", "bn-handoff"), bound)
 	if job1.Status.Binding.DriverRef.Name != "job" {
@@ -42,11 +43,11 @@ func TestHandoff(t *testing.T) {
 
 	// Upgrade to N+1: the "job" driver stops serving K (its new release
 	// re-registers) and the binder starts with K handed over.
-	if err := c.Get(ctxT(t), clientKey("job"), job); err != nil {
+	if err := c.Get(backuptest.Context(t), clientKey("job"), job); err != nil {
 		t.Fatal(err)
 	}
 	job.Spec.StrategyKinds = []string{"Job"}
-	if err := c.Update(ctxT(t), job); err != nil {
+	if err := c.Update(backuptest.Context(t), job); err != nil {
 		t.Fatal(err)
 	}
 	startBinder(t, binder.Options{Clock: clk, Resync: 200 * time.Millisecond, Handoff: []drivers.Handoff{
@@ -60,7 +61,7 @@ func TestHandoff(t *testing.T) {
 	}
 
 	// The catalog installs: its driver registers and job2 binds to it.
-	register(t, "cnpg", []string{kind}, v1, clk.Now(), 3600)
+	backuptest.RegisterDriver(t, c, "cnpg", []string{kind}, v1, clk.Now(), 3600)
 	got2 := waitFor(t, job2, bound)
 	if n := got2.Status.Binding.DriverRef.Name; n != "cnpg" {
 		t.Errorf("job2 bound to %s, want cnpg", n)
@@ -80,7 +81,7 @@ func TestHandoff(t *testing.T) {
 		if len(driversSeen) > 1 {
 			t.Errorf("%s has the field managers of two drivers: %v", j.Name, driversSeen)
 		}
-		if m := statusManagers(got); len(m) != 1 || !m[backupsv1alpha1.CoreFieldManager] {
+		if m := backuptest.StatusManagers(got, "f:binding"); len(m) != 1 || !m[backupsv1alpha1.CoreFieldManager] {
 			t.Errorf("%s: status managers %v, want only %s, owning the binding", j.Name, m, backupsv1alpha1.CoreFieldManager)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"cozystack.io/platform/internal/backup/drivers"
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/platform/internal/controller/backup/binder"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/backup/apply"
@@ -27,13 +28,13 @@ var bound = expect{status: metav1.ConditionTrue, phase: backupsv1alpha1.PhasePen
 // from anyone.
 func TestBoundJobIsNotRerouted(t *testing.T) {
 	need(t)
-	clk := fakeClock()
+	clk := backuptest.FakeClock()
 	startBinder(t, binder.Options{Clock: clk, Resync: 200 * time.Millisecond, Handoff: []drivers.Handoff{}})
-	ns := namespace(t, "binder-reroute")
-	register(t, "bn-route-a", []string{"BnRouteA"}, v1, clk.Now(), 3600)
-	register(t, "bn-route-b", []string{"BnRouteB"}, v1, clk.Now(), 3600)
+	ns := backuptest.Namespace(t, c, "binder-reroute")
+	backuptest.RegisterDriver(t, c, "bn-route-a", []string{"BnRouteA"}, v1, clk.Now(), 3600)
+	backuptest.RegisterDriver(t, c, "bn-route-b", []string{"BnRouteB"}, v1, clk.Now(), 3600)
 	bc := class(t, "bn-route", appKind, "BnRouteA", nil)
-	application(t, ns, appKind, "db", `{"size":"1Gi"}`)
+	backuptest.Application(t, c, ns, appKind, "db", `{"size":"1Gi"}`)
 
 	job1 := waitFor(t, backupJob(t, ns, "job1", appKind, "db", bc.Name), bound)
 	want := job1.Status.Binding.DeepCopy()
@@ -53,12 +54,12 @@ func TestBoundJobIsNotRerouted(t *testing.T) {
 
 	// Edit the class: job2 follows it (so the binder saw the edit), job1
 	// does not.
-	if err := c.Get(ctxT(t), clientKey(bc.Name), bc); err != nil {
+	if err := c.Get(backuptest.Context(t), clientKey(bc.Name), bc); err != nil {
 		t.Fatal(err)
 	}
 	bc.Spec.Strategies[0].Strategy = backupsv1alpha1.Strategy{Kind: "BnRouteB", Parameters: &apiextensionsv1.JSON{Raw: []byte(`{"bucket":"other"}`)}}
 	bc.Spec.PendingTimeout = &metav1.Duration{Duration: 7 * time.Minute}
-	if err := c.Update(ctxT(t), bc); err != nil {
+	if err := c.Update(backuptest.Context(t), bc); err != nil {
 		t.Fatal(err)
 	}
 	job2 := waitFor(t, backupJob(t, ns, "job2", appKind, "db", bc.Name), bound)
@@ -68,7 +69,7 @@ func TestBoundJobIsNotRerouted(t *testing.T) {
 	unchanged("after the class edit")
 
 	// Delete the class: job3 finds no class, job1 keeps its binding.
-	if err := c.Delete(ctxT(t), bc); err != nil {
+	if err := c.Delete(backuptest.Context(t), bc); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, backupJob(t, ns, "job3", appKind, "db", bc.Name), expect{status: metav1.ConditionFalse, phase: backupsv1alpha1.PhasePending, reason: backupsv1alpha1.ReasonClassNotFound})
@@ -78,7 +79,7 @@ func TestBoundJobIsNotRerouted(t *testing.T) {
 	other := getJob(t, job1).Status.DeepCopy()
 	other.Binding.DriverRef.Name = "bn-route-b"
 	for _, manager := range []string{backupsv1alpha1.CoreFieldManager, backupsv1alpha1.DriverFieldManager("bn-route-b")} {
-		err := apply.Status(ctxT(t), c, job1, backupsv1alpha1.BackupJobStatus{JobStatus: backupsv1alpha1.JobStatus{Binding: other.Binding}}, manager)
+		err := apply.Status(backuptest.Context(t), c, job1, backupsv1alpha1.BackupJobStatus{JobStatus: backupsv1alpha1.JobStatus{Binding: other.Binding}}, manager)
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "written once") {
 			t.Errorf("rebinding job1 as %s: %v, want 422 (a binding is written once)", manager, err)
 		}
@@ -91,11 +92,11 @@ func TestBoundJobIsNotRerouted(t *testing.T) {
 // a registration's Lease renewed, the class, the application.
 func TestWaitingJobBinds(t *testing.T) {
 	need(t)
-	clk := fakeClock()
+	clk := backuptest.FakeClock()
 	startBinder(t, binder.Options{Clock: clk, Resync: time.Hour, Handoff: []drivers.Handoff{
 		{StrategyKind: "BnLate", Catalog: "services", MinVersion: "0.2.0"},
 	}})
-	ns := namespace(t, "binder-late")
+	ns := backuptest.Namespace(t, c, "binder-late")
 	waitingFor := func(reason string) expect {
 		return expect{status: metav1.ConditionFalse, phase: backupsv1alpha1.PhasePending, reason: reason}
 	}
@@ -111,22 +112,24 @@ func TestWaitingJobBinds(t *testing.T) {
 			before: func(t *testing.T) {
 				class(t, "bn-late-registration", appKind, "BnLate", nil)
 			},
-			fix: func(t *testing.T) { register(t, "bn-late", []string{"BnLate"}, v1, clk.Now(), 3600) },
+			fix: func(t *testing.T) {
+				backuptest.RegisterDriver(t, c, "bn-late", []string{"BnLate"}, v1, clk.Now(), 3600)
+			},
 		},
 		{
 			name:    "lease renewed",
 			waiting: backupsv1alpha1.ReasonDriverUnavailable,
 			before: func(t *testing.T) {
-				register(t, "bn-renewed", []string{"BnRenewed"}, v1, clk.Now().Add(-time.Hour), 30)
+				backuptest.RegisterDriver(t, c, "bn-renewed", []string{"BnRenewed"}, v1, clk.Now().Add(-time.Hour), 30)
 				class(t, "bn-late-lease", appKind, "BnRenewed", nil)
 			},
-			fix: func(t *testing.T) { renew(t, "bn-renewed", clk.Now()) },
+			fix: func(t *testing.T) { backuptest.RenewLease(t, c, "bn-renewed", clk.Now()) },
 		},
 		{
 			name:    "class created",
 			waiting: backupsv1alpha1.ReasonClassNotFound,
 			before: func(t *testing.T) {
-				register(t, "bn-classlater", []string{"BnClassLater"}, v1, clk.Now(), 3600)
+				backuptest.RegisterDriver(t, c, "bn-classlater", []string{"BnClassLater"}, v1, clk.Now(), 3600)
 			},
 			fix: func(t *testing.T) { class(t, "bn-late-class", appKind, "BnClassLater", nil) },
 		},
@@ -134,10 +137,10 @@ func TestWaitingJobBinds(t *testing.T) {
 			name:    "application created",
 			waiting: backupsv1alpha1.ReasonApplicationNotFound,
 			before: func(t *testing.T) {
-				register(t, "bn-applater", []string{"BnAppLater"}, v1, clk.Now(), 3600)
+				backuptest.RegisterDriver(t, c, "bn-applater", []string{"BnAppLater"}, v1, clk.Now(), 3600)
 				class(t, "bn-late-application", appKind, "BnAppLater", nil)
 			},
-			fix: func(t *testing.T) { application(t, ns, appKind, "late-app", `{}`) },
+			fix: func(t *testing.T) { backuptest.Application(t, c, ns, appKind, "late-app", `{}`) },
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,7 +154,7 @@ func TestWaitingJobBinds(t *testing.T) {
 			app := "late-app"
 			if tc.waiting != backupsv1alpha1.ReasonApplicationNotFound {
 				app = "app-" + strings.ReplaceAll(tc.name, " ", "-")
-				application(t, ns, appKind, app, `{}`)
+				backuptest.Application(t, c, ns, appKind, app, `{}`)
 			}
 			j := backupJob(t, ns, strings.ReplaceAll(tc.name, " ", "-"), appKind, app, classes[tc.waiting])
 			waitFor(t, j, waitingFor(tc.waiting))
@@ -170,19 +173,19 @@ func TestWaitingJobBinds(t *testing.T) {
 // stayed Pending forever.
 func TestCancelWaitingJob(t *testing.T) {
 	need(t)
-	clk := fakeClock()
+	clk := backuptest.FakeClock()
 	startBinder(t, binder.Options{Clock: clk, Resync: 200 * time.Millisecond, Handoff: []drivers.Handoff{}})
-	ns := namespace(t, "binder-cancel")
+	ns := backuptest.Namespace(t, c, "binder-cancel")
 	bc := class(t, "bn-cancel", appKind, "BnCancelNobody", nil)
-	application(t, ns, appKind, "db", `{}`)
-	register(t, "bn-cancel-down", []string{"BnCancelNobody"}, v1, clk.Now().Add(-time.Hour), 10)
+	backuptest.Application(t, c, ns, appKind, "db", `{}`)
+	backuptest.RegisterDriver(t, c, "bn-cancel-down", []string{"BnCancelNobody"}, v1, clk.Now().Add(-time.Hour), 10)
 	job := waitFor(t, backupJob(t, ns, "job1", appKind, "db", bc.Name),
 		expect{status: metav1.ConditionFalse, phase: backupsv1alpha1.PhasePending, reason: backupsv1alpha1.ReasonDriverUnavailable})
 	job.Spec.Cancel = true
-	if err := c.Update(ctxT(t), job); err != nil {
+	if err := c.Update(backuptest.Context(t), job); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "job1 Cancelled", func() error {
+	backuptest.Eventually(t, 20*time.Second, "job1 Cancelled", func() error {
 		got := getJob(t, job)
 		ready := apimeta.FindStatusCondition(got.Status.Conditions, backupsv1alpha1.ConditionReady)
 		bound := apimeta.FindStatusCondition(got.Status.Conditions, backupsv1alpha1.ConditionDriverBound)
@@ -190,9 +193,9 @@ func TestCancelWaitingJob(t *testing.T) {
 		case got.Status.Phase != backupsv1alpha1.PhaseCancelled:
 			return fmt.Errorf("phase %q", got.Status.Phase)
 		case ready == nil || ready.Reason != backupsv1alpha1.ReasonCancelled || got.Status.CompletionTime == nil:
-			return fmt.Errorf("Ready %s, completionTime %v", show(ready), got.Status.CompletionTime)
+			return fmt.Errorf("Ready %s, completionTime %v", backuptest.ShowCondition(ready), got.Status.CompletionTime)
 		case bound == nil || bound.Reason != backupsv1alpha1.ReasonDriverUnavailable:
-			return fmt.Errorf("DriverBound %s, want DriverUnavailable kept", show(bound))
+			return fmt.Errorf("DriverBound %s, want DriverUnavailable kept", backuptest.ShowCondition(bound))
 		}
 		return nil
 	})

@@ -6,28 +6,20 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/platform/internal/controller/backup/plan"
-	"cozystack.io/platform/internal/controllermanager"
-	"cozystack.io/platform/internal/install"
 	"cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/backup/apply"
 	"cozystack.io/sdk/testenv"
@@ -39,82 +31,31 @@ import (
 var driverManager = v1alpha1.DriverFieldManager("test")
 
 var (
-	env     *testenv.Env
-	c       client.Client
-	crdOnce sync.Once
-	crdErr  error
+	env *testenv.Env
+	// c is an admin client knowing every kind used here.
+	c client.Client
 )
 
-func TestMain(m *testing.M) {
-	ctrl.SetLogger(klog.NewKlogr())
-	os.Exit(testenv.Main(m, testenv.Options{}, &env))
-}
+func TestMain(m *testing.M) { os.Exit(backuptest.Main(m, &env)) }
 
-// need skips under -short, installs the CRDs once and makes the client.
+// need skips under -short, installs the CRDs once and makes the client c.
 func need(t testing.TB) {
 	t.Helper()
-	testenv.Need(t, env)
-	crdOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if crdErr = install.CRDs(ctx, env.Config, ""); crdErr != nil {
-			return
-		}
-		c, crdErr = client.New(env.Config, client.Options{Scheme: controllermanager.Scheme()})
-	})
-	if crdErr != nil {
-		t.Fatal(crdErr)
-	}
+	c = backuptest.Client(t, env, "")
 }
 
-func testContext(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// namespace creates a namespace for one test.
-func namespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "plan-"}}
-	if err := c.Create(testContext(t), ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
-	return ns.Name
-}
+// poll is how often these tests look at a Plan's status.
+const poll = 50 * time.Millisecond
 
 // startReconciler runs one instance of the Plan reconciler (its own
 // manager, cache narrowed to namespace ns) on clock clk until the end of
 // the test.
 func startReconciler(t *testing.T, ns string, clk *clocktesting.FakeClock) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 controllermanager.Scheme(),
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := plan.Setup(mgr, plan.Options{Clock: clk}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("manager stopped with %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("manager did not stop within 30s")
-		}
+	backuptest.StartManager(t, env.Config, func(mgr ctrl.Manager) error {
+		return plan.Setup(mgr, plan.Options{Clock: clk})
+	}, func(o *ctrl.Options) {
+		o.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}
 	})
 }
 
@@ -130,7 +71,7 @@ func planSpec(cron string) v1alpha1.PlanSpec {
 func createPlan(t *testing.T, ns, name string, spec v1alpha1.PlanSpec) *v1alpha1.Plan {
 	t.Helper()
 	p := &v1alpha1.Plan{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
-	if err := c.Create(testContext(t), p); err != nil {
+	if err := c.Create(backuptest.Context(t), p); err != nil {
 		t.Fatalf("create Plan: %v", err)
 	}
 	return p
@@ -139,7 +80,7 @@ func createPlan(t *testing.T, ns, name string, spec v1alpha1.PlanSpec) *v1alpha1
 func getPlan(t testing.TB, p *v1alpha1.Plan) *v1alpha1.Plan {
 	t.Helper()
 	out := &v1alpha1.Plan{}
-	if err := c.Get(testContext(t), client.ObjectKeyFromObject(p), out); err != nil {
+	if err := c.Get(backuptest.Context(t), client.ObjectKeyFromObject(p), out); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -150,7 +91,7 @@ func updatePlan(t *testing.T, p *v1alpha1.Plan, change func(*v1alpha1.PlanSpec))
 	cur := getPlan(t, p)
 	patch := client.MergeFrom(cur.DeepCopy())
 	change(&cur.Spec)
-	if err := c.Patch(testContext(t), cur, patch); err != nil {
+	if err := c.Patch(backuptest.Context(t), cur, patch); err != nil {
 		t.Fatalf("update Plan: %v", err)
 	}
 }
@@ -163,23 +104,9 @@ var ticks atomic.Int64
 func tick(t testing.TB, p *v1alpha1.Plan) {
 	t.Helper()
 	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{"test.cozystack.io/tick":"%d"}}}`, ticks.Add(1)))
-	if err := c.Patch(testContext(t), &v1alpha1.Plan{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}},
+	if err := c.Patch(backuptest.Context(t), &v1alpha1.Plan{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}},
 		client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatalf("tick: %v", err)
-	}
-}
-
-// eventually polls cond until it returns nil, failing the test with its
-// last error after timeout.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		last = cond()
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within %s: %v", what, timeout, last)
 	}
 }
 
@@ -187,7 +114,7 @@ func eventually(t testing.TB, timeout time.Duration, what string, cond func() er
 func waitPlan(t testing.TB, p *v1alpha1.Plan, what string, cond func(*v1alpha1.Plan) error) *v1alpha1.Plan {
 	t.Helper()
 	var got *v1alpha1.Plan
-	eventually(t, 60*time.Second, what, func() error {
+	backuptest.EventuallyEvery(t, poll, 60*time.Second, what, func() error {
 		got = &v1alpha1.Plan{}
 		if err := c.Get(context.Background(), client.ObjectKeyFromObject(p), got); err != nil {
 			return err
@@ -237,7 +164,7 @@ func timeString(t *metav1.Time) string {
 func jobs(t testing.TB, p *v1alpha1.Plan) map[string]*v1alpha1.BackupJob {
 	t.Helper()
 	var list v1alpha1.BackupJobList
-	if err := c.List(testContext(t), &list, client.InNamespace(p.Namespace), client.MatchingLabels{v1alpha1.LabelPlan: p.Name}); err != nil {
+	if err := c.List(backuptest.Context(t), &list, client.InNamespace(p.Namespace), client.MatchingLabels{v1alpha1.LabelPlan: p.Name}); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]*v1alpha1.BackupJob{}
@@ -262,7 +189,7 @@ func activeJobs(all map[string]*v1alpha1.BackupJob) []string {
 func finish(t testing.TB, job *v1alpha1.BackupJob, phase v1alpha1.JobPhase, at time.Time) {
 	t.Helper()
 	status := map[string]any{"phase": string(phase), "completionTime": at.UTC().Format(time.RFC3339)}
-	if err := apply.Status(testContext(t), c, job, status, driverManager); err != nil {
+	if err := apply.Status(backuptest.Context(t), c, job, status, driverManager); err != nil {
 		t.Fatalf("finish %s: %v", job.Name, err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/backup/apply"
 )
@@ -48,7 +49,7 @@ func TestRetention(t *testing.T) {
 		{name: "driver-lacks-reclaim", reclaim: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ns := namespace(t)
+			ns := backuptest.TempNamespace(t, c, "plan-")
 			driver := createDriver(t, ns, tc.reclaim)
 			const planName = "db"
 			var wantKeep, wantDelete []string
@@ -122,18 +123,18 @@ func TestRetention(t *testing.T) {
 				// The driver gains Reclaim: the Plan is reconciled again
 				// (BackupDriver watch) and the 31 go.
 				d := &v1alpha1.BackupDriver{}
-				if err := c.Get(testContext(t), client.ObjectKey{Name: driver}, d); err != nil {
+				if err := c.Get(backuptest.Context(t), client.ObjectKey{Name: driver}, d); err != nil {
 					t.Fatal(err)
 				}
 				d.Spec.Capabilities = []v1alpha1.Capability{v1alpha1.CapabilityReclaim}
-				if err := c.Update(testContext(t), d); err != nil {
+				if err := c.Update(backuptest.Context(t), d); err != nil {
 					t.Fatal(err)
 				}
 				waitPlan(t, p, "retention applied once the driver reclaims", func(p *v1alpha1.Plan) error {
 					return conditionIs(p, v1alpha1.ConditionRetention, metav1.ConditionTrue, v1alpha1.ReasonRetentionApplied)
 				})
 			}
-			eventually(t, 60*time.Second, "only the kept Backups remain", func() error {
+			backuptest.EventuallyEvery(t, poll, 60*time.Second, "only the kept Backups remain", func() error {
 				live, terminating := backups(t, ns)
 				if diff := cmp.Diff(wantKeep, live); diff != "" || len(terminating) > 0 {
 					return fmt.Errorf("live (-want +got):\n%s\nterminating %v", diff, terminating)
@@ -156,10 +157,10 @@ func createDriver(t *testing.T, ns string, reclaim bool) string {
 	if reclaim {
 		d.Spec.Capabilities = []v1alpha1.Capability{v1alpha1.CapabilityReclaim}
 	}
-	if err := c.Create(testContext(t), d); err != nil {
+	if err := c.Create(backuptest.Context(t), d); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Delete(testContext(t), d) })
+	t.Cleanup(func() { _ = c.Delete(backuptest.Context(t), d) })
 	return d.Name
 }
 
@@ -178,7 +179,7 @@ func createBackup(t *testing.T, ns, plan, name, driver string, at time.Time, fin
 	if finalizer {
 		b.Finalizers = []string{v1alpha1.BackupFinalizer}
 	}
-	if err := c.Create(testContext(t), b); err != nil {
+	if err := c.Create(backuptest.Context(t), b); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { releaseBackup(t, ns, name) })
@@ -200,7 +201,7 @@ func setReady(t *testing.T, ns, name, driver string, ready bool) {
 	}
 	b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	status := map[string]any{"conditions": []metav1.Condition{cond}}
-	if err := apply.Status(testContext(t), c, b, status, v1alpha1.DriverFieldManager(driver)); err != nil {
+	if err := apply.Status(backuptest.Context(t), c, b, status, v1alpha1.DriverFieldManager(driver)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -209,7 +210,7 @@ func setReady(t *testing.T, ns, name, driver string, ready bool) {
 // the data is reclaimed.
 func releaseBackup(t testing.TB, ns, name string) {
 	b := &v1alpha1.Backup{}
-	if err := c.Get(testContext(t), client.ObjectKey{Namespace: ns, Name: name}, b); apierrors.IsNotFound(err) {
+	if err := c.Get(backuptest.Context(t), client.ObjectKey{Namespace: ns, Name: name}, b); apierrors.IsNotFound(err) {
 		return
 	} else if err != nil {
 		t.Error(err)
@@ -220,7 +221,7 @@ func releaseBackup(t testing.TB, ns, name string) {
 	}
 	patch := client.MergeFrom(b.DeepCopy())
 	b.Finalizers = nil
-	if err := c.Patch(testContext(t), b, patch); client.IgnoreNotFound(err) != nil {
+	if err := c.Patch(backuptest.Context(t), b, patch); client.IgnoreNotFound(err) != nil {
 		t.Error(err)
 	}
 }
@@ -230,7 +231,7 @@ func releaseBackup(t testing.TB, ns, name string) {
 func backups(t testing.TB, ns string) (live, terminating []string) {
 	t.Helper()
 	var list v1alpha1.BackupList
-	if err := c.List(testContext(t), &list, client.InNamespace(ns)); err != nil {
+	if err := c.List(backuptest.Context(t), &list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range list.Items {

@@ -13,6 +13,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/platform/internal/controller/backup/plan"
 	"cozystack.io/sdk/backup/api/v1alpha1"
 )
@@ -46,7 +47,7 @@ func TestConcurrencyPolicies(t *testing.T) {
 		{policy: v1alpha1.ReplaceConcurrent, started: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, maxActive: 2, cancels: true},
 	} {
 		t.Run(string(tc.policy), func(t *testing.T) {
-			ns := namespace(t)
+			ns := backuptest.TempNamespace(t, c, "plan-")
 			spec := planSpec("* * * * *")
 			spec.ConcurrencyPolicy = tc.policy
 			p := createPlan(t, ns, "db", spec)
@@ -175,7 +176,7 @@ func checkJob(t *testing.T, p *v1alpha1.Plan, j *v1alpha1.BackupJob) {
 // due run starts.
 func TestSuspend(t *testing.T) {
 	need(t)
-	ns := namespace(t)
+	ns := backuptest.TempNamespace(t, c, "plan-")
 	spec := planSpec("* * * * *")
 	spec.ConcurrencyPolicy = v1alpha1.AllowConcurrent
 	p := createPlan(t, ns, "db", spec)
@@ -250,7 +251,7 @@ func TestMissedSchedule(t *testing.T) {
 		{name: "last-in-time", back: 2 * time.Minute, startsLast: true, missed: 11},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ns := namespace(t)
+			ns := backuptest.TempNamespace(t, c, "plan-")
 			spec := planSpec("*/10 * * * *")
 			spec.StartingDeadlineSeconds = ptr.To[int64](300)
 			p := createPlan(t, ns, "db", spec)
@@ -357,7 +358,7 @@ func TestOneJobPerScheduledTime(t *testing.T) {
 		{name: "restart-after-create", instances: 1, precreated: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ns := namespace(t)
+			ns := backuptest.TempNamespace(t, c, "plan-")
 			spec := planSpec("* * * * *")
 			p := createPlan(t, ns, "db", spec)
 			first := firstMinute(p)
@@ -367,7 +368,7 @@ func TestOneJobPerScheduledTime(t *testing.T) {
 						OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(p, v1alpha1.GroupVersion.WithKind("Plan"))}},
 					Spec: v1alpha1.BackupJobSpec{ApplicationRef: p.Spec.ApplicationRef, BackupClassName: p.Spec.BackupClassName},
 				}
-				if err := c.Create(testContext(t), j); err != nil {
+				if err := c.Create(backuptest.Context(t), j); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -410,7 +411,7 @@ func TestInvalidSchedule(t *testing.T) {
 		{name: "zone", cron: "* * * * *", zone: "Mars/Olympus", field: "spec.schedule.timeZone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ns := namespace(t)
+			ns := backuptest.TempNamespace(t, c, "plan-")
 			spec := planSpec(tc.cron)
 			spec.Schedule.TimeZone = tc.zone
 			p := createPlan(t, ns, "db", spec)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,9 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +28,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/apiserver/apiservertest"
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/platform/internal/controller/backup/restore"
 	"cozystack.io/platform/internal/controller/tenantrbac"
 	"cozystack.io/platform/internal/controllermanager"
@@ -47,16 +45,11 @@ import (
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) {
-	ctrl.SetLogger(klog.NewKlogr())
-	os.Exit(testenv.Main(m, testenv.Options{}, &env))
-}
+func TestMain(m *testing.M) { os.Exit(backuptest.Main(m, &env)) }
 
 const (
 	alice = "tenant-alice"
 	bob   = "tenant-bob"
-	// driverNS holds the drivers' Leases.
-	driverNS = "cozy-backup-drivers"
 	// kind is the application kind of these tests, served by cozystack-api
 	// from demoAD.
 	kind   = "RestoreDemo"
@@ -171,7 +164,7 @@ func start(t *testing.T) {
 func setup(t *testing.T) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := install.CRDs(ctx, env.Config, driverNS); err != nil {
+	if err := install.CRDs(ctx, env.Config, backuptest.DriverNamespace); err != nil {
 		return err
 	}
 	apiservertest.Start(t, env)
@@ -245,11 +238,13 @@ func setup(t *testing.T) error {
 	})
 }
 
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
+// patience bounds the waits of these tests: a restore goes through
+// cozystack-api and the tenants' roles.
+const patience = 90 * time.Second
+
+// testContext returns a context for a test's API calls (through
+// cozystack-api: three minutes).
+func testContext(t *testing.T) context.Context { return backuptest.ContextTimeout(t, 3*time.Minute) }
 
 // as returns a client acting as a member of group (impersonated), e.g.
 // "tenant-bob-admin".
@@ -264,20 +259,6 @@ func as(t *testing.T, user, group string) client.Client {
 	return cl
 }
 
-// eventually polls cond until it returns nil, failing with its last error
-// after a generous bound.
-func eventually(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
-		last = cond()
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v", what, last)
-	}
-}
-
 // consistently fails when cond returns an error at any poll during d.
 func consistently(t *testing.T, what string, d time.Duration, cond func() error) {
 	t.Helper()
@@ -290,36 +271,18 @@ func consistently(t *testing.T, what string, d time.Duration, cond func() error)
 	}
 }
 
-// registerDriver writes, as a driver would, the registration name with
-// caps and protocols, and its Lease renewed now by clk (live) or two
-// hours before (expired).
+// registerDriver writes, as a driver would, the registration name (kind
+// Demo) with caps and protocols, and its Lease renewed now by clk (live)
+// or two hours before (expired).
 func registerDriver(t *testing.T, name string, live bool, protocols []string, caps ...backupsv1alpha1.Capability) {
 	t.Helper()
-	ctx := testContext(t)
-	d := &backupsv1alpha1.BackupDriver{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	_, err := ctrl.CreateOrUpdate(ctx, c, d, func() error {
-		d.Spec = backupsv1alpha1.BackupDriverSpec{
-			StrategyKinds: []string{"Demo"}, ProtocolVersions: protocols, Capabilities: caps,
-			Lease: backupsv1alpha1.LeaseRef{Namespace: driverNS, Name: "backup-driver-" + name},
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	renew := clk.Now()
 	if !live {
 		renew = renew.Add(-2 * time.Hour)
 	}
-	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: driverNS, Name: "backup-driver-" + name}}
-	if _, err := ctrl.CreateOrUpdate(ctx, c, l, func() error {
-		l.Spec.HolderIdentity = ptr.To(name + "-0")
-		l.Spec.LeaseDurationSeconds = ptr.To[int32](300)
-		l.Spec.RenewTime = &metav1.MicroTime{Time: renew}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	backuptest.ApplyDriver(t, c, name, backupsv1alpha1.BackupDriverSpec{
+		StrategyKinds: []string{"Demo"}, ProtocolVersions: protocols, Capabilities: caps,
+	}, renew, 300)
 }
 
 // takeBackup writes, as driver would after a backup of application app in
@@ -391,7 +354,7 @@ func newRestore(t *testing.T, cl client.Client, ns, name, backupNS, backup, targ
 func waitCondition(t *testing.T, job *backupsv1alpha1.RestoreJob, typ string, status metav1.ConditionStatus, reason string) *backupsv1alpha1.RestoreJob {
 	t.Helper()
 	cur := &backupsv1alpha1.RestoreJob{}
-	eventually(t, fmt.Sprintf("RestoreJob %s/%s %s=%s %s", job.Namespace, job.Name, typ, status, reason), func() error {
+	backuptest.Eventually(t, patience, fmt.Sprintf("RestoreJob %s/%s %s=%s %s", job.Namespace, job.Name, typ, status, reason), func() error {
 		if err := c.Get(context.Background(), client.ObjectKeyFromObject(job), cur); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/platform/internal/controller/backup/restore"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 )
@@ -261,11 +262,11 @@ func TestDriverWaits(t *testing.T) {
 	}
 
 	registerDriver(t, "late", false, []string{backupsv1alpha1.ProtocolVersion}, backupsv1alpha1.CapabilityRestoreToNew)
-	eventually(t, "DriverUnavailable names the Lease", func() error {
+	backuptest.Eventually(t, patience, "DriverUnavailable names the Lease", func() error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
 			return err
 		}
-		if m := condition(got, backupsv1alpha1.ConditionDriverBound).Message; !strings.Contains(m, "Lease "+driverNS+"/backup-driver-late") {
+		if m := condition(got, backupsv1alpha1.ConditionDriverBound).Message; !strings.Contains(m, "Lease "+backuptest.DriverNamespace+"/backup-driver-late") {
 			return fmt.Errorf("message %q", m)
 		}
 		return nil

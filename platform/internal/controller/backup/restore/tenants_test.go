@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 )
 
@@ -22,7 +23,7 @@ import (
 // kube-controller-manager has aggregated them.
 func waitTenantRoles(t *testing.T, cl client.Client, ns string) {
 	t.Helper()
-	eventually(t, "tenant roles bound in "+ns, func() error {
+	backuptest.Eventually(t, patience, "tenant roles bound in "+ns, func() error {
 		return cl.List(context.Background(), &backupsv1alpha1.RestoreJobList{}, client.InNamespace(ns))
 	})
 }

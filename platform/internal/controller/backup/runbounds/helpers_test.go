@@ -2,30 +2,20 @@ package runbounds_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/platform/internal/controller/backup/runbounds"
-	"cozystack.io/platform/internal/controllermanager"
-	"cozystack.io/platform/internal/install"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/backup/apply"
 	"cozystack.io/sdk/testenv"
@@ -38,81 +28,27 @@ import (
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) {
-	ctrl.SetLogger(klog.NewKlogr())
-	os.Exit(testenv.Main(m, testenv.Options{}, &env))
-}
+func TestMain(m *testing.M) { os.Exit(backuptest.Main(m, &env)) }
 
-var (
-	once    sync.Once
-	onceErr error
-	c       client.Client
-)
+// c is an admin client knowing every kind used here.
+var c client.Client
 
 // driver is the field manager of the test's driver.
 var driver = backupsv1alpha1.DriverFieldManager("x")
 
+// need skips under -short, installs the CRDs once and makes the client c.
 func need(t *testing.T) {
 	t.Helper()
-	testenv.Need(t, env)
-	once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if onceErr = install.CRDs(ctx, env.Config, ""); onceErr != nil {
-			return
-		}
-		c, onceErr = client.New(env.Config, client.Options{Scheme: controllermanager.Scheme()})
-	})
-	if onceErr != nil {
-		t.Fatal(onceErr)
-	}
-}
-
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
+	c = backuptest.Client(t, env, "")
 }
 
 // startBounds runs the run bounds on clk in a manager of their own until
 // the end of the test.
 func startBounds(t *testing.T, clk *clocktesting.FakeClock) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 controllermanager.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	backuptest.StartManager(t, env.Config, func(mgr ctrl.Manager) error {
+		return runbounds.Setup(mgr, runbounds.Options{Clock: clk, Resync: 200 * time.Millisecond})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := runbounds.Setup(mgr, runbounds.Options{Clock: clk, Resync: 200 * time.Millisecond}); err != nil {
-		t.Fatalf("Setup: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("manager stopped with %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("manager did not stop within 30s")
-		}
-	})
-}
-
-func namespace(t *testing.T, name string) string {
-	t.Helper()
-	err := c.Create(ctxT(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	return name
 }
 
 // job is a BackupJob or RestoreJob of the tests.
@@ -148,7 +84,7 @@ func newJob(t *testing.T, kind, ns, name string) job {
 	default:
 		t.Fatalf("kind %s", kind)
 	}
-	if err := c.Create(ctxT(t), j); err != nil {
+	if err := c.Create(backuptest.Context(t), j); err != nil {
 		t.Fatalf("create %s: %v", kind, err)
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), j) })
@@ -203,7 +139,7 @@ func bind(t *testing.T, j job, boundTime time.Time, timeouts backupsv1alpha1.Tim
 		b.ApplicationSnapshot = &apiextensionsv1.JSON{Raw: []byte(`{"size":"1Gi"}`)}
 		body = b
 	}
-	if err := apply.Status(ctxT(t), c, j, body, backupsv1alpha1.CoreFieldManager); err != nil {
+	if err := apply.Status(backuptest.Context(t), c, j, body, backupsv1alpha1.CoreFieldManager); err != nil {
 		t.Fatalf("bind: %v", err)
 	}
 }
@@ -232,7 +168,7 @@ func (cl claim) apply(t *testing.T, j job) {
 	if !cl.progressAt.IsZero() {
 		st.Progress = &backupsv1alpha1.Progress{Time: metav1.NewTime(cl.progressAt.UTC().Truncate(time.Second)), Percent: ptr.To[int32](50), Message: "copied 1 of 2 volumes"}
 	}
-	if err := apply.Status(ctxT(t), c, j, withStatus(j, st), driver); err != nil {
+	if err := apply.Status(backuptest.Context(t), c, j, withStatus(j, st), driver); err != nil {
 		t.Fatalf("driver apply: %v", err)
 	}
 }
@@ -240,22 +176,10 @@ func (cl claim) apply(t *testing.T, j job) {
 func get(t *testing.T, j job) job {
 	t.Helper()
 	got := j.DeepCopyObject().(job)
-	if err := c.Get(ctxT(t), client.ObjectKeyFromObject(j), got); err != nil {
+	if err := c.Get(backuptest.Context(t), client.ObjectKeyFromObject(j), got); err != nil {
 		t.Fatal(err)
 	}
 	return got
-}
-
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		last = cond()
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not within %s: %v", what, timeout, last)
-	}
 }
 
 func find(j job, typ string) *metav1.Condition {
@@ -265,25 +189,6 @@ func find(j job, typ string) *metav1.Condition {
 		}
 	}
 	return nil
-}
-
-func show(c *metav1.Condition) string {
-	if c == nil {
-		return "absent"
-	}
-	b, _ := json.Marshal(c)
-	return string(b)
-}
-
-// owns reports whether manager's status entry in j's managedFields holds
-// the field f (e.g. "f:claim").
-func owns(j job, manager, f string) bool {
-	for _, e := range j.GetManagedFields() {
-		if e.Manager == manager && e.Subresource == "status" && e.FieldsV1 != nil && strings.Contains(string(e.FieldsV1.Raw), `"`+f+`"`) {
-			return true
-		}
-	}
-	return false
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"cozystack.io/platform/internal/controller/backup/backuptest"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 )
 
@@ -24,7 +25,7 @@ func d(x time.Duration) *metav1.Duration { return &metav1.Duration{Duration: x} 
 // progress.
 func TestBounds(t *testing.T) {
 	need(t)
-	ns := namespace(t, "runbounds")
+	ns := backuptest.Namespace(t, c, "runbounds")
 	for _, tc := range []struct {
 		name     string
 		kind     string
@@ -104,9 +105,9 @@ func TestBounds(t *testing.T) {
 			if tc.claimed {
 				// Claimed: the core drops its Reconciling WaitingForDriver
 				// and nothing else.
-				eventually(t, 30*time.Second, "Reconciling WaitingForDriver dropped", func() error {
+				backuptest.Eventually(t, 30*time.Second, "Reconciling WaitingForDriver dropped", func() error {
 					if c := find(get(t, j), backupsv1alpha1.ConditionReconciling); c != nil {
-						return errorf("Reconciling %s", show(c))
+						return errorf("Reconciling %s", backuptest.ShowCondition(c))
 					}
 					return nil
 				})
@@ -118,7 +119,7 @@ func TestBounds(t *testing.T) {
 			clk.Step(tc.step)
 			failing := tc.wantType == backupsv1alpha1.ConditionReady
 			var got job
-			eventually(t, 60*time.Second, tc.wantType+" "+tc.wantReason, func() error {
+			backuptest.Eventually(t, 60*time.Second, tc.wantType+" "+tc.wantReason, func() error {
 				got = get(t, j)
 				c := find(got, tc.wantType)
 				wantStatus := metav1.ConditionTrue
@@ -126,7 +127,7 @@ func TestBounds(t *testing.T) {
 					wantStatus = metav1.ConditionFalse
 				}
 				if c == nil || c.Status != wantStatus || c.Reason != tc.wantReason {
-					return errorf("%s %s, phase %s", tc.wantType, show(c), status(got).Phase)
+					return errorf("%s %s, phase %s", tc.wantType, backuptest.ShowCondition(c), status(got).Phase)
 				}
 				return nil
 			})
@@ -155,10 +156,10 @@ func TestBounds(t *testing.T) {
 				return
 			}
 			tc.recover(t, j, clk, start)
-			eventually(t, 60*time.Second, "Stalled cleared", func() error {
+			backuptest.Eventually(t, 60*time.Second, "Stalled cleared", func() error {
 				got = get(t, j)
 				if c := find(got, backupsv1alpha1.ConditionStalled); c != nil {
-					return errorf("Stalled %s", show(c))
+					return errorf("Stalled %s", backuptest.ShowCondition(c))
 				}
 				return nil
 			})
@@ -177,19 +178,19 @@ func checkKept(t *testing.T, got job, bound *backupsv1alpha1.Binding, claimed bo
 		t.Errorf("binding changed: %+v, want %+v", st.Binding, bound)
 	}
 	if c := find(got, backupsv1alpha1.ConditionDriverBound); c == nil || c.Reason != backupsv1alpha1.ReasonBound {
-		t.Errorf("DriverBound %s, want the binder's Bound kept", show(c))
+		t.Errorf("DriverBound %s, want the binder's Bound kept", backuptest.ShowCondition(c))
 	}
 	if bj, ok := got.(*backupsv1alpha1.BackupJob); ok && (bj.Status.ApplicationSnapshot == nil || string(bj.Status.ApplicationSnapshot.Raw) != `{"size":"1Gi"}`) {
 		t.Errorf("applicationSnapshot %v, want the binder's kept", bj.Status.ApplicationSnapshot)
 	}
 	core := backupsv1alpha1.CoreFieldManager
-	if owns(got, core, "f:claim") || owns(got, core, "f:progress") {
+	if backuptest.OwnsStatusField(got, core, "f:claim") || backuptest.OwnsStatusField(got, core, "f:progress") {
 		t.Errorf("%s owns the driver's claim or progress: %v", core, got.GetManagedFields())
 	}
-	if owns(got, driver, "f:binding") {
+	if backuptest.OwnsStatusField(got, driver, "f:binding") {
 		t.Errorf("%s owns the binding", driver)
 	}
-	if claimed && (st.Claim == nil || !owns(got, driver, "f:claim")) {
+	if claimed && (st.Claim == nil || !backuptest.OwnsStatusField(got, driver, "f:claim")) {
 		t.Errorf("the driver's claim is gone: %+v", st.Claim)
 	}
 }
