@@ -56,6 +56,9 @@ func (r registration) beat(ctx context.Context) error {
 	now := metav1.NewMicroTime(time.Now())
 	lease := &coordinationv1.Lease{}
 	lease.Name, lease.Namespace = LeaseName(o.Name), o.Namespace
+	// The core caches only Leases with this label (contract k7,
+	// "Binding"), not every Lease of the cluster.
+	lease.Labels = map[string]string{v1alpha1.LabelDriver: o.Name}
 	return apply.Object(ctx, r.rt.client, lease, map[string]any{"spec": coordinationv1.LeaseSpec{
 		HolderIdentity:       ptr.To(o.Identity),
 		LeaseDurationSeconds: ptr.To(int32(o.LeaseDuration / time.Second)),

@@ -160,7 +160,8 @@ func benchDriver(b *testing.B) {
 		b.Fatal(err)
 	}
 	now := metav1.NewMicroTime(time.Now())
-	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "cozy-system", Name: "backup-driver-bench"},
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "cozy-system", Name: "backup-driver-bench",
+		Labels: map[string]string{backupsv1alpha1.LabelDriver: "bench"}},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("bench"), LeaseDurationSeconds: ptr.To[int32](3600), RenewTime: &now, AcquireTime: &now}}
 	backuptest.Eventually(b, 60*time.Second, "Lease created", func() error { return client.IgnoreAlreadyExists(c.Create(ctx, lease)) })
 	d := &backupsv1alpha1.BackupDriver{ObjectMeta: metav1.ObjectMeta{Name: "bench"}, Spec: backupsv1alpha1.BackupDriverSpec{

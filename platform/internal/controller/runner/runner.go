@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -19,6 +22,7 @@ import (
 	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/platform/internal/version"
 	"cozystack.io/platform/tenantaccess"
+	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 )
 
 // The controllers cozystack-controller can run (--controllers).
@@ -160,6 +164,13 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 	for obj, by := range tenantrbac.CacheByObject() {
 		caching.ByObject[obj] = by
 	}
+	// Of the cluster's Leases (one per node, renewed every 10 s) the
+	// backup core reads only drivers' registrations.
+	driverLeases, err := labels.Parse(backupsv1alpha1.LabelDriver)
+	if err != nil {
+		return nil, err
+	}
+	caching.ByObject[&coordinationv1.Lease{}] = cache.ByObject{Label: driverLeases}
 	// Ready (package health) once the informers have synced: before that,
 	// a status computed from an empty cache would report every namespace
 	// as lagging.

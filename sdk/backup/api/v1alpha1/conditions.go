@@ -163,7 +163,9 @@ const (
 	// LabelPlan on a BackupJob and a Backup names the Plan that made it.
 	LabelPlan = "backups.cozystack.io/plan"
 	// LabelDriver on a BackupJob, RestoreJob and Backup names the bound
-	// driver, so a driver's cache holds only its own jobs.
+	// driver, so a driver's cache holds only its own jobs; on a driver's
+	// registration Lease it names the driver, so the core caches only
+	// those Leases (a Lease without it is not seen: DriverUnavailable).
 	LabelDriver = "backups.cozystack.io/driver"
 	// LabelRun on a backend object names the UID of the job that created
 	// it: an AlreadyExists for an object with the same label is adopted.

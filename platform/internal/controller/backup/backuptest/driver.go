@@ -30,7 +30,8 @@ func LeaseName(driver string) string { return "backup-driver-" + driver }
 func RegisterDriver(t testing.TB, c client.Client, name string, kinds, protocols []string, renew time.Time, leaseSeconds int32) *backupsv1alpha1.BackupDriver {
 	t.Helper()
 	lease := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Namespace: DriverNamespace, Name: LeaseName(name)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: DriverNamespace, Name: LeaseName(name),
+			Labels: map[string]string{backupsv1alpha1.LabelDriver: name}},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       ptr.To(name + "-0"),
 			LeaseDurationSeconds: ptr.To(leaseSeconds),
@@ -92,6 +93,7 @@ func ApplyDriver(t testing.TB, c client.Client, name string, spec backupsv1alpha
 	}
 	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: DriverNamespace, Name: LeaseName(name)}}
 	if _, err := ctrl.CreateOrUpdate(ctx, c, l, func() error {
+		l.Labels = map[string]string{backupsv1alpha1.LabelDriver: name}
 		l.Spec.HolderIdentity = ptr.To(name + "-0")
 		l.Spec.LeaseDurationSeconds = ptr.To(leaseSeconds)
 		l.Spec.RenewTime = &metav1.MicroTime{Time: renew}
