@@ -59,6 +59,10 @@ func (b backupOps) succeed(ctx context.Context, o client.Object, run Run, out Ou
 	if err != nil {
 		return "", Fail(v1alpha1.ReasonBackendFailed, "driver data of the backup: %v", err)
 	}
+	overlay, err := driverData(out.RestoreOverlay)
+	if err != nil {
+		return "", Fail(v1alpha1.ReasonBackendFailed, "restore overlay of the backup: %v", err)
+	}
 	bk.Spec = v1alpha1.BackupSpec{
 		ApplicationRef:      job.Spec.ApplicationRef,
 		DriverRef:           job.Status.Binding.DriverRef,
@@ -69,6 +73,7 @@ func (b backupOps) succeed(ctx context.Context, o client.Object, run Run, out Ou
 		TakenAt:             metav1.NewTime(time.Now()),
 		ApplicationSnapshot: job.Status.ApplicationSnapshot.DeepCopy(),
 		DriverData:          data,
+		RestoreOverlay:      overlay,
 	}
 	if _, err := CreateOrAdopt(ctx, run.Client, run.UID(), bk); err != nil {
 		return "", err

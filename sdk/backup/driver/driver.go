@@ -73,6 +73,13 @@ type Outcome struct {
 	// spec.driverData and handed back in RestoreRun.Backup and
 	// ReclaimRun.Backup.
 	DriverData any
+	// RestoreOverlay (ReconcileBackup with Done only), when not nil, is
+	// a JSON merge patch, any value that marshals to a JSON object, stored
+	// in the Backup's spec.restoreOverlay: the core applies it to the
+	// captured spec when it creates a new application from the Backup
+	// (contract k7, "Restores"), e.g. to make the chart bootstrap from
+	// this backup.
+	RestoreOverlay any
 	// RequeueAfter asks for the next call within this duration (it is
 	// capped by the claim's renewal interval); zero means the
 	// Options.PollInterval.

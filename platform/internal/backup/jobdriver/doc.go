@@ -12,6 +12,9 @@
 //	restore:    the same, required for restores
 //	cleanup:    the same, optional: run by Reclaim before a Backup goes
 //	driverData: {key: template}  recorded in the Backup's spec.driverData
+//	restoreOverlay: {...}  a JSON merge patch whose strings are templates,
+//	            recorded in the Backup's spec.restoreOverlay: the core
+//	            applies it to the captured spec of a new application
 //	secrets:    [name]  Secrets of the driver's namespace copied into the
 //	            application's namespace for the Job (data .Secrets.<name>)
 //

@@ -48,12 +48,19 @@ func (d jobDriver) ReconcileBackup(ctx context.Context, run *driver.BackupRun) (
 	if err != nil {
 		return driver.Outcome{}, err
 	}
+	overlay, err := driver.RenderJSON("restoreOverlay", raw.RestoreOverlay, data)
+	if err != nil {
+		return driver.Outcome{}, err
+	}
 	bj, out, err := d.runJob(ctx, &run.Run, "backup", raw.Backup, raw, data, nil)
 	if err != nil || !out.Done {
 		return out, err
 	}
 	dd["job"] = bj.Name
 	out.DriverData = dd
+	if overlay != nil {
+		out.RestoreOverlay = overlay
+	}
 	return out, nil
 }
 

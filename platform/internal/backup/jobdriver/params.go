@@ -15,7 +15,10 @@ type Parameters struct {
 	Restore    *JobTemplate      `json:"restore,omitempty"`
 	Cleanup    *JobTemplate      `json:"cleanup,omitempty"`
 	DriverData map[string]string `json:"driverData,omitempty"`
-	Secrets    []string          `json:"secrets,omitempty"`
+	// RestoreOverlay is any JSON object whose strings are templates,
+	// recorded in the Backup's spec.restoreOverlay.
+	RestoreOverlay map[string]any `json:"restoreOverlay,omitempty"`
+	Secrets        []string       `json:"secrets,omitempty"`
 }
 
 // JobTemplate is a batch/v1 Job's labels, annotations and spec, whose
@@ -34,11 +37,12 @@ type TemplateMeta struct {
 // rawParameters keeps each template as JSON, to be rendered before it is
 // decoded.
 type rawParameters struct {
-	Backup     *apiextensionsv1.JSON `json:"backup,omitempty"`
-	Restore    *apiextensionsv1.JSON `json:"restore,omitempty"`
-	Cleanup    *apiextensionsv1.JSON `json:"cleanup,omitempty"`
-	DriverData *apiextensionsv1.JSON `json:"driverData,omitempty"`
-	Secrets    []string              `json:"secrets,omitempty"`
+	Backup         *apiextensionsv1.JSON `json:"backup,omitempty"`
+	Restore        *apiextensionsv1.JSON `json:"restore,omitempty"`
+	Cleanup        *apiextensionsv1.JSON `json:"cleanup,omitempty"`
+	DriverData     *apiextensionsv1.JSON `json:"driverData,omitempty"`
+	RestoreOverlay *apiextensionsv1.JSON `json:"restoreOverlay,omitempty"`
+	Secrets        []string              `json:"secrets,omitempty"`
 }
 
 // validate decodes p strictly and parses every template; op's template
@@ -62,7 +66,7 @@ func validate(op driver.Operation, p *apiextensionsv1.JSON) error {
 	for _, f := range []struct {
 		name string
 		v    *apiextensionsv1.JSON
-	}{{"backup", raw.Backup}, {"restore", raw.Restore}, {"cleanup", raw.Cleanup}, {"driverData", raw.DriverData}} {
+	}{{"backup", raw.Backup}, {"restore", raw.Restore}, {"cleanup", raw.Cleanup}, {"driverData", raw.DriverData}, {"restoreOverlay", raw.RestoreOverlay}} {
 		if err := driver.ParseJSON(f.name, f.v); err != nil {
 			return err
 		}

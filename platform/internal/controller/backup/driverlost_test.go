@@ -129,6 +129,9 @@ func TestDriverKilledMidRun(t *testing.T) {
 	if b.Spec.DriverRef.Name != "job" || b.Spec.BackupJobName != job.Name || b.Spec.ApplicationSnapshot == nil {
 		t.Errorf("Backup spec %+v", b.Spec)
 	}
+	if b.Spec.RestoreOverlay == nil || string(b.Spec.RestoreOverlay.Raw) != `{"bootstrap":{"enabled":true,"oldName":"db"}}` {
+		t.Errorf("Backup restoreOverlay %v, want the class's rendered", b.Spec.RestoreOverlay)
+	}
 	if f := b.GetFinalizers(); len(f) != 1 || f[0] != backupsv1alpha1.BackupFinalizer {
 		t.Errorf("Backup finalizers %v, want only the driver's %s", f, backupsv1alpha1.BackupFinalizer)
 	}

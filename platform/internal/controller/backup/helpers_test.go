@@ -166,6 +166,8 @@ func jobClass(t testing.TB, name string, change ...func(*backupsv1alpha1.BackupC
 		"backup":     jobTemplate("backup", "{{ .Application.Namespace }}/{{ .Application.Name }}"),
 		"restore":    jobTemplate("restore", "{{ .Backup.DriverData.path }}"),
 		"driverData": map[string]any{"path": "s3://backups/{{ .Application.Namespace }}/{{ .Job.UID }}"},
+		// A new application from this backup bootstraps from it.
+		"restoreOverlay": map[string]any{"bootstrap": map[string]any{"enabled": true, "oldName": "{{ .Application.Name }}"}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -58,6 +58,16 @@ type BackupSpec struct {
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=object
 	ApplicationSnapshot *RawSpec `json:"applicationSnapshot,omitempty"`
+	// RestoreOverlay is a JSON merge patch (RFC 7386) the core applies to
+	// ApplicationSnapshot when it creates a new application from this
+	// Backup (RestoreJob mode NewApplication), e.g. values that make the
+	// application's chart bootstrap from this backup. Written by the
+	// driver with the Backup; the application API validates the result.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	RestoreOverlay *RawSpec `json:"restoreOverlay,omitempty"`
 	// DriverData is the driver's locator of the data, opaque to the core.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields

@@ -518,6 +518,11 @@ func (in *BackupSpec) DeepCopyInto(out *BackupSpec) {
 		*out = new(RawSpec)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.RestoreOverlay != nil {
+		in, out := &in.RestoreOverlay, &out.RestoreOverlay
+		*out = new(RawSpec)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.DriverData != nil {
 		in, out := &in.DriverData, &out.DriverData
 		*out = new(RawSpec)

@@ -321,3 +321,38 @@ func TestCancelBeforeBinding(t *testing.T) {
 		t.Errorf("status %+v: want Cancelled, completed, unbound", got.Status)
 	}
 }
+
+// A Backup's restoreOverlay (a JSON merge patch its driver wrote, e.g. to
+// make the chart bootstrap from the backup) is applied to the captured
+// spec when the core creates the new application: set keys change, null
+// removes, the rest is the snapshot. A bad overlay is TargetInvalid and
+// creates nothing.
+func TestRestoreOverlay(t *testing.T) {
+	start(t)
+	registerDriver(t, "demo", true, []string{backupsv1alpha1.ProtocolVersion}, backupsv1alpha1.CapabilityRestoreToNew)
+	createApp(t, alice, "ov", nil, map[string]any{"size": "2Gi", "users": map[string]any{"reporting": "ro", "app": "rw"}})
+	snapshot := appSpec(t, alice, "ov")
+	b := backupOf(t, alice, "ov-snap", "ov", "demo", snapshot)
+	b.Spec.RestoreOverlay = &backupsv1alpha1.RawSpec{Raw: []byte(`{"size":"3Gi","users":{"reporting":null}}`)}
+	createBackup(t, b)
+	job := newRestore(t, c, alice, "ov-copy", "", "ov-snap", "ovcopy")
+	waitCondition(t, job, backupsv1alpha1.ConditionDriverBound, metav1.ConditionTrue, backupsv1alpha1.ReasonBound)
+	want := map[string]any{}
+	for k, v := range snapshot {
+		want[k] = v
+	}
+	want["size"] = "3Gi"
+	want["users"] = map[string]any{"app": "rw"}
+	if d := cmp.Diff(want, releaseValues(t, alice, "ovcopy")); d != "" {
+		t.Errorf("new application's values (-want +got):\n%s", d)
+	}
+
+	bad := backupOf(t, alice, "ov-bad", "ov", "demo", snapshot)
+	bad.Spec.RestoreOverlay = &backupsv1alpha1.RawSpec{Raw: []byte(`{"size":{"not":"a string"}}`)}
+	createBackup(t, bad)
+	job = newRestore(t, c, alice, "ov-bad", "", "ov-bad", "ovbad")
+	got := waitCondition(t, job, backupsv1alpha1.ConditionReady, metav1.ConditionFalse, backupsv1alpha1.ReasonTargetInvalid)
+	if got.Status.Phase != backupsv1alpha1.PhaseFailed || getApp(t, alice, "ovbad") != nil {
+		t.Errorf("phase %s, application ovbad %v: want Failed and none", got.Status.Phase, getApp(t, alice, "ovbad"))
+	}
+}

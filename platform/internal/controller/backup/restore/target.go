@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,8 +121,20 @@ func resolveTarget(ctx context.Context, r client.Reader, apps dynamic.Interface,
 		return nil, failed(backupsv1alpha1.ReasonSnapshotMissing,
 			"Backup %s/%s holds no applicationSnapshot to create %s %s from: restore it with target.mode InPlace, or from another Backup", b.Namespace, b.Name, kind.Kind, t.ref.Name), nil
 	}
+	raw := b.Spec.ApplicationSnapshot.Raw
+	if b.Spec.RestoreOverlay != nil && len(b.Spec.RestoreOverlay.Raw) > 0 {
+		// The driver's overlay (contract k7, "Restores"), e.g. values
+		// that make the chart bootstrap from this backup.
+		merged, err := jsonpatch.MergePatch(raw, b.Spec.RestoreOverlay.Raw)
+		if err != nil {
+			return nil, failed(backupsv1alpha1.ReasonTargetInvalid,
+				"Backup %s/%s's restoreOverlay does not apply to its applicationSnapshot (%v): the driver %s wrote a bad overlay; restore it with target.mode InPlace",
+				b.Namespace, b.Name, err, b.Spec.DriverRef.Name), nil
+		}
+		raw = merged
+	}
 	var spec map[string]any
-	if err := json.Unmarshal(b.Spec.ApplicationSnapshot.Raw, &spec); err != nil {
+	if err := json.Unmarshal(raw, &spec); err != nil {
 		return nil, failed(backupsv1alpha1.ReasonSnapshotMissing,
 			"Backup %s/%s's applicationSnapshot is not a JSON object (%v): restore it with target.mode InPlace, or from another Backup", b.Namespace, b.Name, err), nil
 	}
