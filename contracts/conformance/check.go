@@ -46,6 +46,7 @@ func Check(src *Source, opts Options) (*Report, error) {
 			return nil, err
 		}
 		r.add(checkRequirements(src.Catalog, catPos, table, cv, opts.PlatformVersion, known)...)
+		r.add(checkBackupDrivers(src.Catalog, catPos)...)
 	}
 	charts := loadCharts(src)
 	for _, p := range charts.paths() {

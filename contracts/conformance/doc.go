@@ -1,4 +1,4 @@
-// Package conformance checks a catalog against the contracts K1–K6 of a
+// Package conformance checks a catalog against the contracts K1–K7 of a
 // platform version (contracts/schemas/README.md and the documents of
 // contracts/schemas/v1alpha1; the rules: README.md, "Contracts and
 // conformance"), the way

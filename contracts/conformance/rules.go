@@ -3,7 +3,7 @@ package conformance
 // Rule describes one rule of the suite.
 type Rule struct {
 	ID string
-	// Contract is the contract it checks: K1…K6, REQ (the catalog's
+	// Contract is the contract it checks: K1…K7, REQ (the catalog's
 	// requirements), CAT (the catalog's own files) or LIVE (a cluster).
 	Contract string
 	// Summary says what the rule requires.
@@ -42,6 +42,8 @@ var Rules = []Rule{
 	{"K5-vendored", "K5", "the pinned cozy-lib archive is vendored in the chart's charts/ directory"},
 	{"K5-private-helper", "K5", "charts include no cozy-lib.internal.* helper"},
 	{"K5-unknown-helper", "K5", "charts include only the public cozy-lib helpers of k5-cozy-lib.json"},
+	{"K7-driver-missing", "K7", "every provides.backupStrategyKinds entry is served by a component of each variant that installs any backup driver, and by one at least (a component's backupStrategyKinds)"},
+	{"K7-undeclared-kind", "K7", "a component serves only backup strategy kinds the catalog provides, and no two components of a variant serve one kind"},
 	{"K6-dashboard", "K6", "spec.dashboard is present and valid under k6-dashboard.schema.json"},
 	{"K6-icon", "K6", "dashboard.icon decodes to an SVG document"},
 	{"K6-keys-order", "K6", "every keysOrder path names a field openAPISchema declares"},

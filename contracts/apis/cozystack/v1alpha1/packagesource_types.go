@@ -435,6 +435,12 @@ type PackageComponent struct {
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Values *apiextensionsv1.JSON `json:"values,omitempty"`
+	// BackupStrategyKinds are the backup strategy kinds the component's
+	// backup driver serves (it registers a BackupDriver for them, contract
+	// K7); each is one of provides.backupStrategyKinds.
+	// +optional
+	// +listType=set
+	BackupStrategyKinds []string `json:"backupStrategyKinds,omitempty"`
 }
 
 // PackageSourceList is a list of PackageSources.
