@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"cozystack.io/platform/internal/backup/handoff"
 	"cozystack.io/platform/internal/backup/jobdriver"
 	"cozystack.io/platform/internal/controller/backup"
 	"cozystack.io/platform/internal/controller/clustervalues"
@@ -57,6 +59,10 @@ type Options struct {
 	JobDriver jobdriver.Options
 	// Backup configures the backup core.
 	Backup backup.Options
+	// HandoffFile, when set, replaces the handoff list shipped with the
+	// platform (platform/internal/backup/handoff) with the file's: how a
+	// test or an operator tries the list of a coming release.
+	HandoffFile string
 }
 
 // Runs reports whether o runs the controller named name.
@@ -83,6 +89,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Projection.Concurrency, "concurrency", o.Projection.Concurrency, "tenant namespaces written in parallel")
 	fs.DurationVar(&o.Projection.StatusInterval, "status-interval", o.Projection.StatusInterval, "least time between two ClusterValues status writes while a change is being projected")
 	fs.Var(controllersFlag{&o.Controllers}, "controllers", "comma-separated controllers to run, of "+strings.Join(Controllers, ", "))
+	fs.StringVar(&o.HandoffFile, "backup-handoff-file", o.HandoffFile, "a handoff list (YAML, the format of platform/internal/backup/handoff/handoff.yaml) to use instead of the one shipped with this release")
 	fs.IntVar(&o.Backup.Concurrency, "backup-concurrency", o.Backup.Concurrency, "Plans, and jobs, each backup core reconciler works on in parallel")
 	fs.StringVar(&o.JobDriver.Namespace, "backup-driver-namespace", o.JobDriver.Namespace, "namespace of the Job driver's Lease and credentials (default: --leader-election-namespace)")
 	fs.DurationVar(&o.JobDriver.LeaseDuration, "backup-driver-lease-duration", o.JobDriver.LeaseDuration, "how long the Job driver's registration Lease holds without renewal (0: the SDK's default)")
@@ -189,6 +196,15 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		}
 	}
 	if o.Runs(ControllerBackupCore) {
+		if o.HandoffFile != "" {
+			data, err := os.ReadFile(o.HandoffFile)
+			if err != nil {
+				return nil, err
+			}
+			if o.Backup.Handoff, err = handoff.Parse(data); err != nil {
+				return nil, fmt.Errorf("--backup-handoff-file %s: %w", o.HandoffFile, err)
+			}
+		}
 		if err := backup.Setup(mgr, o.Backup); err != nil {
 			return nil, fmt.Errorf("set up the backup core: %w", err)
 		}
