@@ -4,8 +4,13 @@
 // cozystack.io/platform/internal/controller/clustervalues; contract
 // contracts/schemas/v1alpha1/k2-cluster-values.md) and the tenant roles
 // (package cozystack.io/platform/internal/controller/tenantrbac; K5
-// "Tenant roles", contracts/schemas/v1alpha1/k5-cozy-lib.md). Its options
-// are package cozystack.io/platform/internal/controller/runner's.
+// "Tenant roles", contracts/schemas/v1alpha1/k5-cozy-lib.md), the backup
+// core and the built-in Job backup driver (packages
+// cozystack.io/platform/internal/controller/backup and
+// cozystack.io/platform/internal/backup/jobdriver; contract
+// contracts/schemas/v1alpha1/k7-backup-driver.md). --controllers picks
+// some of them. Its options are package
+// cozystack.io/platform/internal/controller/runner's.
 //
 // Its command line is package cozystack.io/platform/internal/command's:
 // exit status 0 on a clean stop, 1 on an error, 2 on a usage error
