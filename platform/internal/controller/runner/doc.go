@@ -2,8 +2,11 @@
 // manager (package cozystack.io/platform/internal/controllermanager:
 // leader election on the Lease cozystack-controller.cozystack.io, metrics
 // and health endpoints on loopback by default) running the platform's
-// reconcilers: the K2 projection (package clustervalues) and the tenant
+// reconcilers: the K2 projection (package clustervalues), the tenant
 // roles (package tenantrbac, with the cluster-wide roles of
-// platform/tenantaccess applied at start). Options, NewManager and Run;
-// command cozystack-controller is its flags and a call to Run.
+// platform/tenantaccess applied at start), the backup core (package
+// backup, K7) and the built-in Job backup driver (jobdriver), each
+// selectable with --controllers (Controllers). Of the cluster's Leases the
+// cache holds only backup drivers' registrations. Options, NewManager and
+// Run; command cozystack-controller is its flags and a call to Run.
 package runner
