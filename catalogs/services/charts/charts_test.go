@@ -56,13 +56,20 @@ func TestLint(t *testing.T) { charttest.RunLint(t, ".", cases(t)) }
 
 func TestSchemaStrict(t *testing.T) { charttest.RunSchemaStrict(t, ".", apps(t)) }
 
-// operators are the operator charts: charts/*-operator.
+// operators are the component charts: charts/*-operator and the backup
+// drivers' charts/*-backup-driver.
 func operators(t *testing.T) []string {
 	t.Helper()
 	dirs, err := filepath.Glob("*-operator")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The backup drivers' charts are components like the operators'.
+	drivers, err := filepath.Glob("*-backup-driver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs = append(dirs, drivers...)
 	if len(dirs) < 5 {
 		t.Fatalf("operator charts %v, want the five operators", dirs)
 	}

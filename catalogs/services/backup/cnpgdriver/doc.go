@@ -1,0 +1,65 @@
+// Package cnpgdriver is the CloudNativePG backup driver of the services
+// catalog: it serves the strategy kind CNPG of contract k7
+// (contracts/schemas/v1alpha1/k7-backup-driver.md) for Postgres
+// applications, on the driver runtime cozystack.io/sdk/backup/driver, with
+// the capabilities Reclaim, RestoreToNew and PointInTime.
+//
+// Parameters (the BackupClass strategy's; decoded strictly, an unknown key
+// is InvalidParameters naming it):
+//
+//	method: barmanObjectStore | volumeSnapshot   # default barmanObjectStore
+//	barmanObjectStore:                           # required with barmanObjectStore
+//	  destinationPath: s3://bucket/path          # required
+//	  endpointURL: https://s3.example            # optional
+//	  credentialsSecret: s3-creds                # required: a Secret in the driver's namespace
+//	                                             # with keys ACCESS_KEY_ID and ACCESS_SECRET_KEY
+//	waitTimeout: 10m                             # bound of CNPG's waiting phases, default 10m
+//
+// Backup ("Runs"). The application's CNPG Cluster is the one the postgres
+// chart renders for it: named after its HelmRelease, ReleasePrefix +
+// application name (catalogs/services/applicationdefinitions/postgres.yaml,
+// charts/postgres/templates/cluster.yaml). A missing Cluster is waited for
+// (progress says so; the core's stallTimeout bounds it). With
+// barmanObjectStore the credentials are projected into the application's
+// namespace as "<cluster>-backup-credentials" (driver.ProjectSecret, owned
+// by the Cluster, which archives WAL with them between backups; its run
+// label is the Cluster's UID so every backup adopts it) and the Cluster's
+// spec.backup.barmanObjectStore is set to the target by server-side apply
+// under the driver's field manager: CNPG takes a Backup's object store from
+// its Cluster, a Backup object has no destination of its own. Then one
+// postgresql.cnpg.io/v1 Backup per run, named ObjectName(job, "cnpg"),
+// created with Run.CreateOrAdopt. Its phase is mapped by Classify, every
+// phase of the CNPG API module (a test parses the module's source):
+//
+//	"" pending walArchivingFailing  waiting: running, failed BackendFailed after waitTimeout
+//	started running finalizing      running with progress
+//	completed                       Succeeded: DriverData and a RestoreOverlay
+//	failed                          Failed BackendFailed with CNPG's error
+//
+// A phase the module does not list (a newer operator) counts as waiting,
+// so it is bounded too.
+//
+// Restore ("Restores"). InPlace is refused (Failed, CapabilityMissing): CNPG
+// bootstraps a Cluster from a backup only when it creates it; it cannot
+// restore into a running Cluster. NewApplication: the Backup's
+// spec.restoreOverlay is postgres chart values (RestoreOverlay) that make
+// the new application's Cluster bootstrap with bootstrap.recovery: from
+// the object store through externalClusters (any namespace; the chart
+// reads credentials from the Secret "<release>-recovery-credentials",
+// which ReconcileRestore projects into the RestoreJob's namespace), or from
+// the CNPG Backup by name for volumeSnapshot backups (same namespace only).
+// ReconcileRestore then waits for the new Cluster to report Ready (its
+// condition Ready, or phase "Cluster in healthy state" with every instance
+// ready) and succeeds; a Cluster without bootstrap.recovery fails the run
+// BackendFailed (it was not made from the Backup's overlay).
+//
+// PointInTime: the chart takes bootstrap.recovery.targetTime; a RestoreJob
+// has no time field yet, so every restore recovers to the end of the
+// backup's WALs (or the end of the archive).
+//
+// Reclaim ("Retention") deletes the CNPG Backup objects of the run. CNPG
+// never deletes object-store data when a Backup object is deleted: the
+// data stays until the Cluster's retentionPolicy (or the bucket's own
+// lifecycle) removes it. Cancel deletes the run's CNPG Backup (CNPG does
+// not abort a barman backup already running; its data is left as above).
+package cnpgdriver
