@@ -56,6 +56,7 @@ var allowed = []struct{ prefix, why string }{
 	{"cozystack.io/contracts", "the contracts (K1 labels)"},
 	{"github.com/fluxcd/", "HelmRelease and kstatus conditions"},
 	{"github.com/robfig/cron/v3", "cron schedules of Plans (the plan scheduler); generic, no backup vendor"},
+	{"github.com/evanphx/json-patch/v5", "RFC 7386 merge of a Backup's restoreOverlay (restore); the JSON patch library Kubernetes itself uses"},
 }
 
 type listed struct {
