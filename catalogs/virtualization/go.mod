@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	cozystack.io/contracts v0.0.0-00010101000000-000000000000
 	cozystack.io/sdk v0.0.0
-	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	github.com/vmware-tanzu/velero v1.18.3
 	k8s.io/api v0.37.2
@@ -86,6 +85,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
 	github.com/spf13/cast v1.7.0 // indirect
+	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.opentelemetry.io/otel v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect

@@ -19,7 +19,7 @@ func TestExitCodes(t *testing.T) {
 		says string
 	}{
 		{"unknown flag", []string{"--bogus"}, 2, "unknown flag"},
-		{"argument", []string{"--namespace", "x", "extra"}, 2, "unknown command"},
+		{"argument", []string{"--namespace", "x", "extra"}, 2, "unexpected arguments"},
 		{"no namespace", nil, 2, "--namespace is required"},
 		{"claim too long", []string{"--namespace", "x", "--claim-duration", "2h"}, 2, "at most 1h"},
 		{"bad duration", []string{"--namespace", "x", "--lease-duration", "soon"}, 2, "invalid argument"},
