@@ -31,12 +31,8 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{}, &env)) 
 func setup(t *testing.T) client.Client {
 	t.Helper()
 	testenv.Need(t, env)
-	list, err := crds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	if err := localcp.ApplyCRDs(ctx, env.Config, list...); err != nil {
+	if err := crds.Apply(ctx, env.Config); err != nil {
 		t.Fatal(err)
 	}
 	s := runtime.NewScheme()

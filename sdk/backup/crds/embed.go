@@ -1,13 +1,17 @@
 package crds
 
 import (
+	"context"
 	"embed"
 	"fmt"
 	"io/fs"
 	"sort"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
+
+	"cozystack.io/sdk/localcp"
 )
 
 //go:embed *.yaml
@@ -45,4 +49,15 @@ func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		out = append(out, crd)
 	}
 	return out, nil
+}
+
+// Apply applies every embedded CRD to the cluster of cfg and waits until
+// each is established (localcp.ApplyCRDs): how a driver's tests, or a bare
+// cluster, get backups.cozystack.io. Errors name the file or the CRD.
+func Apply(ctx context.Context, cfg *rest.Config) error {
+	list, err := All()
+	if err != nil {
+		return err
+	}
+	return localcp.ApplyCRDs(ctx, cfg, list...)
 }

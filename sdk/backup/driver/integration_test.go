@@ -15,7 +15,6 @@ import (
 
 	"cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/backup/crds"
-	"cozystack.io/sdk/localcp"
 	"cozystack.io/sdk/testenv"
 )
 
@@ -26,11 +25,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{}, &env)) 
 func live(t *testing.T) client.Client {
 	t.Helper()
 	testenv.Need(t, env)
-	all, err := crds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := localcp.ApplyCRDs(context.Background(), env.Config, all...); err != nil {
+	if err := crds.Apply(context.Background(), env.Config); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(env.Config, client.Options{Scheme: Scheme()})

@@ -18,7 +18,6 @@ import (
 	"cozystack.io/sdk/backup/crds"
 	"cozystack.io/sdk/backup/driver"
 	"cozystack.io/sdk/backup/example"
-	"cozystack.io/sdk/localcp"
 	"cozystack.io/sdk/testenv"
 )
 
@@ -33,11 +32,7 @@ func TestMain(m *testing.M) {
 // in its own tests: this is also the suite's own test.
 func TestConformance(t *testing.T) {
 	testenv.Need(t, env)
-	all, err := crds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := localcp.ApplyCRDs(context.Background(), env.Config, all...); err != nil {
+	if err := crds.Apply(context.Background(), env.Config); err != nil {
 		t.Fatal(err)
 	}
 	conformance.Run(t, conformance.Setup{

@@ -49,11 +49,7 @@ func need(t *testing.T) client.Client {
 	t.Helper()
 	testenv.Need(t, env)
 	ctx := context.Background()
-	all, err := crds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := localcp.ApplyCRDs(ctx, env.Config, all...); err != nil {
+	if err := crds.Apply(ctx, env.Config); err != nil {
 		t.Fatal(err)
 	}
 	if err := localcp.ApplyCRDFiles(ctx, env.Config, filepath.Join(testenv.SharedDir(t), "crds", "upstream", "mariadb.yaml")); err != nil {

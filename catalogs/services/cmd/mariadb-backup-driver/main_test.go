@@ -145,11 +145,7 @@ func TestKilledMidBackup(t *testing.T) {
 	testenv.Need(t, env)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	all, err := crds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := localcp.ApplyCRDs(ctx, env.Config, all...); err != nil {
+	if err := crds.Apply(ctx, env.Config); err != nil {
 		t.Fatal(err)
 	}
 	if err := localcp.ApplyCRDFiles(ctx, env.Config, filepath.Join(testenv.SharedDir(t), "crds", "upstream", "mariadb.yaml")); err != nil {

@@ -24,7 +24,6 @@ import (
 	"cozystack.io/sdk/backup/conformance"
 	"cozystack.io/sdk/backup/crds"
 	"cozystack.io/sdk/backup/driver"
-	"cozystack.io/sdk/localcp"
 	"cozystack.io/sdk/testenv"
 )
 
@@ -41,11 +40,7 @@ const driverNamespace = "cozy-backup-job"
 func need(t *testing.T) client.Client {
 	t.Helper()
 	testenv.Need(t, env)
-	all, err := crds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := localcp.ApplyCRDs(context.Background(), env.Config, all...); err != nil {
+	if err := crds.Apply(context.Background(), env.Config); err != nil {
 		t.Fatal(err)
 	}
 	s := driver.Scheme()

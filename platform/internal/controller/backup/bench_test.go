@@ -3,8 +3,6 @@ package backup_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +19,7 @@ import (
 	"cozystack.io/platform/internal/install"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/backup/apply"
+	"cozystack.io/sdk/localcp"
 )
 
 // benchPlans is the scale of the scheduling benchmark (issue 19): Plans
@@ -211,19 +210,9 @@ func parallel(b *testing.B, n int, f func(i int) error) {
 // peakRSS is the process's peak resident set (VmHWM), in bytes.
 func peakRSS(b *testing.B, pid int) int64 {
 	b.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	n, err := localcp.PeakRSS(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	b.Fatalf("no VmHWM in /proc/%d/status", pid)
-	return 0
+	return n
 }

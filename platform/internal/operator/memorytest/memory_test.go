@@ -28,6 +28,7 @@ import (
 	"cozystack.io/contracts/artifact/artifacttest"
 	"cozystack.io/contracts/artifact/build"
 	"cozystack.io/platform/internal/controllermanager"
+	"cozystack.io/sdk/localcp"
 	"cozystack.io/sdk/testenv"
 )
 
@@ -308,21 +309,11 @@ func (p *process) logTail() string {
 func (p *process) peakRSS(t *testing.T) int64 {
 	t.Helper()
 	p.exited(t)
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	n, err := localcp.PeakRSS(p.cmd.Process.Pid)
 	if err != nil {
-		t.Fatalf("read the operator's status (Linux /proc): %v", err)
+		t.Fatalf("the operator's peak resident set: %v", err)
 	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatalf("VmHWM %q: %v", v, err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatalf("no VmHWM in /proc/%d/status", p.cmd.Process.Pid)
-	return 0
+	return n
 }
 
 // createSource creates ps once the operator has installed the CRDs, and
