@@ -98,6 +98,7 @@ func Command(s Spec) *cobra.Command {
 	var (
 		f          = Flags{Version: s.Version}
 		kubeconfig string
+		probeAddr  string
 	)
 	cmd := &cobra.Command{
 		Use:           s.Use,
@@ -124,6 +125,13 @@ func Command(s Spec) *cobra.Command {
 				return fmt.Errorf("kubeconfig: %w", err)
 			}
 			ctrl.SetLogger(klog.NewKlogr())
+			if probeAddr != "0" && probeAddr != "" {
+				stop, err := serveProbes(cmd.Context(), probeAddr, cfg)
+				if err != nil {
+					return fmt.Errorf("--health-probe-bind-address %s: %w", probeAddr, err)
+				}
+				defer stop()
+			}
 			err = s.Run(cmd.Context(), cfg, f)
 			if err != nil && cmd.Context().Err() != nil && errors.Is(err, context.Canceled) {
 				return nil
@@ -138,6 +146,7 @@ func Command(s Spec) *cobra.Command {
 	fs.StringVar(&f.Identity, "identity", os.Getenv("POD_NAME"), "this replica's identity in claims; default $POD_NAME, else <hostname>-<random>")
 	fs.StringVar(&f.Name, "name", s.DefaultName, "name of the BackupDriver registration")
 	fs.DurationVar(&f.LeaseDuration, "lease-duration", 30*time.Second, "the registration Lease's duration, renewed every third (whole seconds)")
+	fs.StringVar(&probeAddr, "health-probe-bind-address", "0", `address of /healthz and /readyz, e.g. ":8081"; "0" serves none`)
 	fs.DurationVar(&f.ClaimDuration, "claim-duration", 60*time.Second, "a run's claim duration, renewed every third (whole seconds, at most 1h)")
 	if s.AddFlags != nil {
 		s.AddFlags(fs)

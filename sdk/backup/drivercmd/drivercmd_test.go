@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +86,64 @@ func TestRun(t *testing.T) {
 	}
 	if got.Name != "demo" || got.Namespace != "cozy-demo" || got.Version != "1.2.3" || got.LeaseDuration != 30*time.Second || got.ClaimDuration != time.Minute {
 		t.Errorf("flags %+v", got)
+	}
+}
+
+// --health-probe-bind-address: /healthz answers while the driver runs,
+// /readyz while the API server answers /version, and the port is free
+// again once the driver stopped.
+func TestProbes(t *testing.T) {
+	up := true
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up || r.URL.Path != "/version" {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(`{"major":"1","minor":"34","gitVersion":"v1.34.0"}`))
+	}))
+	defer api.Close()
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, []byte(strings.Replace(kubeconfig, "https://127.0.0.1:1", api.URL, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	get := func(path string) int {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	var codes []int
+	spec := drivercmd.Spec{Use: "demo-backup-driver", DefaultName: "demo", Run: func(ctx context.Context, _ *rest.Config, _ drivercmd.Flags) error {
+		codes = append(codes, get("/healthz"), get("/readyz"))
+		up = false
+		time.Sleep(6 * time.Second) // past the cached answer
+		codes = append(codes, get("/healthz"), get("/readyz"))
+		return nil
+	}}
+	var out bytes.Buffer
+	if code := drivercmd.Run(context.Background(), spec, []string{"--kubeconfig", kc, "--namespace", "x", "--health-probe-bind-address", addr}, &out); code != drivercmd.ExitOK {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+	if want := []int{200, 200, 200, 503}; !slices.Equal(codes, want) {
+		t.Errorf("healthz, readyz while up, then while the API server is down: %v, want %v", codes, want)
+	}
+	// Stopped: nothing listens any more.
+	deadline := time.Now().Add(2 * time.Second)
+	for get("/healthz") != 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if c := get("/healthz"); c != 0 {
+		t.Errorf("/healthz still answers %d after the driver stopped", c)
+	}
+	if code := drivercmd.Run(context.Background(), spec, []string{"--kubeconfig", kc, "--namespace", "x", "--health-probe-bind-address", "256.0.0.1:1"}, &out); code != drivercmd.ExitError || !strings.Contains(out.String(), "--health-probe-bind-address 256.0.0.1:1") {
+		t.Errorf("a bad address: exit %d, %q", code, out.String())
 	}
 }
