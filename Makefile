@@ -38,12 +38,16 @@ build: cli
 	@$(LOCAL) build
 
 # The platform's binaries: cozystack-api (the application API server),
-# cozystack-controller (K2 projection) and cozystack-operator (catalogs).
+# cozystack-controller (K2 projection, the backup core) and
+# cozystack-operator (catalogs); and the catalogs' backup drivers.
 api:
 	@mkdir -p $(CACHE)/bin
 	@go build -o $(CACHE)/bin/cozystack-api ./platform/cmd/cozystack-api
 	@go build -o $(CACHE)/bin/cozystack-controller ./platform/cmd/cozystack-controller
 	@go build -o $(CACHE)/bin/cozystack-operator ./platform/cmd/cozystack-operator
+	@# The catalogs' backup drivers the main job runs (as their ServiceAccounts).
+	@go build -o $(CACHE)/bin/cnpg-backup-driver ./catalogs/services/cmd/cnpg-backup-driver
+	@go build -o $(CACHE)/bin/velero-backup-driver ./catalogs/virtualization/cmd/velero-backup-driver
 
 ## demo: the main job end to end on the local control plane
 demo: build api

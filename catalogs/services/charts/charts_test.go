@@ -8,8 +8,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"cozystack.io/sdk/backup/crds"
 	"cozystack.io/sdk/charttest"
 	"cozystack.io/sdk/localcp"
 	"cozystack.io/sdk/testenv"
@@ -85,6 +90,14 @@ func TestOperators(t *testing.T) {
 	var cfg *rest.Config
 	if env != nil {
 		cfg = env.Config
+		// The backup drivers' charts render a BackupClass
+		// (backups.cozystack.io, cluster-scoped).
+		if err := crds.Apply(ctx, cfg); err != nil {
+			t.Fatalf("install the backups.cozystack.io CRDs: %v", err)
+		}
+		// The namespace RunOperators dry-runs into (TestDryRun creates it
+		// too): the test also runs alone.
+		createNamespace(t, ctx)
 	}
 	charttest.RunOperators(t, ctx, cfg, ".", operators(t))
 }
@@ -94,3 +107,16 @@ func TestOperators(t *testing.T) {
 // new manifest, leaves the release's objects as they were, with and
 // without the schema's validation.
 func TestInjection(t *testing.T) { charttest.RunInjection(t, ".", cases(t)) }
+
+// createNamespace creates charttest.Namespace unless it exists.
+func createNamespace(t *testing.T, ctx context.Context) {
+	t.Helper()
+	c, err := client.New(env.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: charttest.Namespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,9 +14,14 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/schemas"
+	"cozystack.io/sdk/backup/crds"
 	"cozystack.io/sdk/charttest"
 	"cozystack.io/sdk/testenv"
 )
@@ -43,8 +49,9 @@ var upstreamCRDs = []string{
 	"cdi.kubevirt.io_datavolumes.yaml", "capi-core.yaml", "kamaji.yaml", "piraeus.yaml",
 }
 
-// installCRDs installs the upstream CRDs and, for the kinds upstream lacks,
-// those of the operator charts; once per package.
+// installCRDs installs the upstream CRDs, for the kinds upstream lacks
+// those of the operator charts, and the backups.cozystack.io CRDs; once per
+// package.
 func installCRDs(t *testing.T, ctx context.Context) {
 	t.Helper()
 	crdsOnce.Do(func() {
@@ -55,6 +62,13 @@ func installCRDs(t *testing.T, ctx context.Context) {
 		var names []string
 		names, crdsErr = charttest.InstallCRDs(ctx, env.Config, files, operators(t))
 		t.Logf("CRDs from the operator charts (upstream has none of them): %v", names)
+		// The backup driver's chart renders a BackupClass
+		// (backups.cozystack.io, cluster-scoped).
+		if crdsErr == nil {
+			if err := crds.Apply(ctx, env.Config); err != nil {
+				crdsErr = fmt.Errorf("install the backups.cozystack.io CRDs: %w", err)
+			}
+		}
 	})
 	if crdsErr != nil {
 		t.Fatal(crdsErr)
@@ -118,6 +132,9 @@ func TestOperators(t *testing.T) {
 	if env != nil {
 		cfg = env.Config
 		installCRDs(t, ctx)
+		// The namespace RunOperators dry-runs into (TestDryRun creates it
+		// too): the test also runs alone.
+		createNamespace(t, ctx)
 	}
 	charttest.RunOperators(t, ctx, cfg, ".", operators(t))
 }
@@ -215,5 +232,18 @@ func TestKubernetesDataStore(t *testing.T) {
 	}
 	if m := charttest.Manifest(out); !strings.Contains(m, "\n  dataStore: \"tenant-test\"\n") {
 		t.Errorf("no dataStore: tenant-test in:\n%s", m)
+	}
+}
+
+// createNamespace creates charttest.Namespace unless it exists.
+func createNamespace(t *testing.T, ctx context.Context) {
+	t.Helper()
+	c, err := client.New(env.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: charttest.Namespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
 	}
 }

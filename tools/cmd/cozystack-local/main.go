@@ -310,7 +310,7 @@ func newMainJob(g *globals) *cobra.Command {
 	var timeout time.Duration
 	c := &cobra.Command{
 		Use:   "main-job",
-		Short: "Publish and install the platform's and both service catalogs, then create a tenant with a Postgres and a VMInstance (needs cozystack-api, -controller and -operator running; make demo starts them)",
+		Short: "Publish and install the platform's and both service catalogs, create a tenant with a Postgres and a VMInstance, then back both up and restore them through the catalogs' drivers (needs cozystack-api, -controller and -operator running and the drivers built; make demo does both)",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := localcp.ReadState(g.stateDir())
 			if err != nil {
@@ -328,7 +328,20 @@ func newMainJob(g *globals) *cobra.Command {
 				return fmt.Errorf("the main job publishes the catalogs of this repository: run it from inside the repository")
 			}
 			start := time.Now()
-			err = mainjob.Run(cmd.Context(), mainjob.Config{RepoRoot: root, Kube: cfg, Registry: s.RegistryHost(), Out: cmd.OutOrStdout(), Timeout: timeout})
+			dir := g.stateDir()
+			err = mainjob.Run(cmd.Context(), mainjob.Config{
+				RepoRoot: root, Kube: cfg, Registry: s.RegistryHost(), Out: cmd.OutOrStdout(), Timeout: timeout,
+				BinDir: g.layout().BinDir(), WorkDir: dir,
+				// The drivers join the control plane's processes: status
+				// probes them, down stops them.
+				StartProcess: func(ctx context.Context, name, binary string, args []string, healthURL string) error {
+					_, err := localcp.RunAside(ctx, dir, name, binary, args, localcp.Health{URL: healthURL, Mode: "http"}, 90*time.Second)
+					if errors.Is(err, localcp.ErrAlreadyRunning) {
+						return nil
+					}
+					return err
+				},
+			})
 			if err != nil {
 				return fmt.Errorf("main job failed: %w", err)
 			}

@@ -8,7 +8,16 @@
 // tenant-root); then, as a tenant, create the Tenant demo, and a Postgres
 // and a VMInstance in its namespace, wait until each is Ready, check that
 // each installs as its tenant's installer identity and that the upstream
-// objects its chart renders exist, and print a summary table.
+// objects its chart renders exist. Then backups (contract K7,
+// contracts/schemas/v1alpha1/k7-backup-driver.md; backup.go): run each
+// catalog's backup driver as a process with its Deployment's arguments and
+// its ServiceAccount's token (Config.StartProcess), configure the
+// BackupClass the services catalog ships, and, as the tenant, back the
+// Postgres up through the CNPG driver and the VMInstance through the
+// Velero driver (a Plan each; the job writes the CNPG and Velero objects'
+// completed status as their operators would, since none runs) and restore
+// each as a new application. Last, print a summary: the applications, and
+// the backups and restores.
 //
 // Every step prints one line of progress; an error names the step and the
 // last state seen. Run runs it; `cozystack-local main-job` is its command,

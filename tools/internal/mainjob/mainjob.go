@@ -2,6 +2,7 @@ package mainjob
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +27,7 @@ import (
 	"cozystack.io/contracts/artifact/build"
 	"cozystack.io/contracts/conformance"
 	"cozystack.io/contracts/crds"
+	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/localcp"
 	"cozystack.io/tools/internal/chartlib"
 )
@@ -43,6 +46,15 @@ type Config struct {
 	Out io.Writer
 	// Timeout bounds each wait; 0 means 5 minutes.
 	Timeout time.Duration
+	// StartProcess starts a long-running process beside the control plane
+	// (a catalog's backup driver), which must outlive Run, and returns once
+	// healthURL answers 200; an already running one is left as it is.
+	StartProcess func(ctx context.Context, name, binary string, args []string, healthURL string) error
+	// BinDir holds the backup drivers' binaries, named after their
+	// components (cnpg-backup-driver, velero-backup-driver; `make api`).
+	BinDir string
+	// WorkDir receives the drivers' kubeconfigs (mode 0600).
+	WorkDir string
 }
 
 // The catalogs the job publishes, by PackageSource name, with the
@@ -93,6 +105,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return err
 	}
+	if err := backupsv1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
 	var err error
 	if j.c, err = client.New(cfg.Kube, client.Options{Scheme: scheme}); err != nil {
 		return err
@@ -113,6 +128,9 @@ func Run(ctx context.Context, cfg Config) error {
 		{"create a tenant", j.createTenant},
 		{"create a Postgres as the tenant", j.createPostgres},
 		{"create a VMInstance as the tenant", j.createVM},
+		{"start the catalogs' backup drivers as their ServiceAccounts", j.startDrivers},
+		{"configure the BackupClasses the catalogs ship", j.configureBackups},
+		{"back up and restore as the tenant", j.backupsAndRestores},
 		{"check the objects the charts created", j.checkObjects},
 	} {
 		start := time.Now()
@@ -127,11 +145,12 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 type job struct {
-	cfg  Config
-	c    client.Client
-	dyn  dynamic.Interface
-	tags map[string]string // catalog name -> the tag publish pushed
-	rows []row             // the summary, one row per application
+	cfg     Config
+	c       client.Client
+	dyn     dynamic.Interface
+	tags    map[string]string // catalog name -> the tag publish pushed
+	rows    []row             // the summary, one row per application
+	backups []backupRow       // the summary's backups and restores
 }
 
 // row is one application in the summary table.
@@ -215,6 +234,18 @@ func (j *job) install(ctx context.Context) error {
 				p.Spec.Components = map[string]v1alpha1.PackageComponentSettings{}
 			}
 			p.Spec.Components[c] = v1alpha1.PackageComponentSettings{Enabled: ptr(false)}
+		}
+		if cat.name == "services" {
+			// The cluster operator points the shipped CNPG BackupClass at
+			// an object store.
+			raw, err := json.Marshal(serviceValues())
+			if err != nil {
+				return err
+			}
+			if p.Spec.Components == nil {
+				p.Spec.Components = map[string]v1alpha1.PackageComponentSettings{}
+			}
+			p.Spec.Components[backupDrivers[0].component] = v1alpha1.PackageComponentSettings{Values: &apiextensionsv1.JSON{Raw: raw}}
 		}
 		if err := j.c.Patch(ctx, p, client.Apply, fieldManager, client.ForceOwnership); err != nil {
 			return fmt.Errorf("Package %s: %w", cat.name, err)
@@ -396,7 +427,11 @@ func (j *job) checkObjects(ctx context.Context) error {
 			return fmt.Errorf("%s %s: list %s: %w", r.kind, r.name, gvr.GroupResource(), err)
 		}
 		for _, o := range list.Items {
-			r.objects = append(r.objects, fmt.Sprintf("%s/%s", o.GetKind(), o.GetName()))
+			// Each application's objects are named after its release,
+			// <prefix>-<name>: db's are not db-restored's.
+			if strings.HasSuffix(o.GetName(), "-"+r.name) {
+				r.objects = append(r.objects, fmt.Sprintf("%s/%s", o.GetKind(), o.GetName()))
+			}
 		}
 		if len(r.objects) == 0 {
 			return fmt.Errorf("%s %s/%s is Ready but no %s exists in %s", r.kind, TenantNS, r.name, gvr.GroupResource(), TenantNS)
@@ -449,6 +484,16 @@ func (j *job) summary() {
 			objs = "-"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.kind, r.namespace(), r.name, r.ready, r.version, r.installer, objs)
+	}
+	_ = w.Flush()
+	if len(j.backups) == 0 {
+		return
+	}
+	fmt.Fprintln(j.cfg.Out)
+	w = tabwriter.NewWriter(j.cfg.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "KIND\tNAMESPACE\tNAME\tAPPLICATION\tDRIVER\tSTATUS\tBACKEND OBJECT")
+	for _, b := range j.backups {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.kind, TenantNS, b.name, b.application, b.driver, b.phase, b.backend)
 	}
 	_ = w.Flush()
 }
@@ -535,6 +580,8 @@ func Summary() string {
 		"kubectl get tenants -n " + RootNamespace,
 		"kubectl get postgreses,vminstances -n " + TenantNS,
 		"kubectl get clusters.postgresql.cnpg.io,virtualmachines.kubevirt.io -n " + TenantNS,
+		"kubectl get plans,backupjobs,backups,restorejobs -n " + TenantNS,
+		"kubectl get backupclasses,backupdrivers",
 		"kubectl get helmreleases -A",
 	}, "\n")
 }

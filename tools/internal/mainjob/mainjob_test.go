@@ -43,12 +43,12 @@ func TestMainJob(t *testing.T) {
 		t.Fatal("run from inside the repository")
 	}
 	dir := t.TempDir()
-	bin := func(name string) string {
-		out := filepath.Join(dir, name)
-		cmd := exec.Command("go", "build", "-o", out, "./platform/cmd/"+name)
+	bin := func(pkg string) string {
+		out := filepath.Join(dir, filepath.Base(pkg))
+		cmd := exec.Command("go", "build", "-o", out, "./"+pkg)
 		cmd.Dir = root
 		if data, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", name, err, data)
+			t.Fatalf("go build %s: %v\n%s", pkg, err, data)
 		}
 		return out
 	}
@@ -65,34 +65,52 @@ func TestMainJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	apiPort := port()
-	start(t, dir, "cozystack-api", "https://127.0.0.1:"+apiPort+"/readyz", bin("cozystack-api"),
+	start(t, dir, "cozystack-api", "https://127.0.0.1:"+apiPort+"/readyz", bin("platform/cmd/cozystack-api"),
 		"--kubeconfig", env.Kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", apiPort,
 		"--tls-cert-file", cert, "--tls-private-key-file", key, "--install-crds", "--apiservice", "v1alpha1.apps.cozystack.io",
 		"--register-local", "cozy-system/cozystack-api", "--register-ca-file", env.PKI().CACert())
 	health := port()
-	start(t, dir, "cozystack-controller", "http://127.0.0.1:"+health+"/readyz", bin("cozystack-controller"),
+	start(t, dir, "cozystack-controller", "http://127.0.0.1:"+health+"/readyz", bin("platform/cmd/cozystack-controller"),
 		"--kubeconfig", env.Kubeconfig, "--install-crds", "--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:"+health)
 	health = port()
-	start(t, dir, "cozystack-operator", "http://127.0.0.1:"+health+"/readyz", bin("cozystack-operator"),
+	start(t, dir, "cozystack-operator", "http://127.0.0.1:"+health+"/readyz", bin("platform/cmd/cozystack-operator"),
 		"--kubeconfig", env.Kubeconfig, "--install-crds", "--disable-wait", "--properties", "network.stableVMAddress",
 		"--storage-dir", filepath.Join(dir, "operator"), "--artifact-bind-address", "127.0.0.1:"+port(),
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:"+health)
 
+	// The catalogs' backup drivers, which the job runs as their
+	// ServiceAccounts once their charts are installed.
+	bin("catalogs/services/cmd/cnpg-backup-driver")
+	bin("catalogs/virtualization/cmd/velero-backup-driver")
+	started := map[string]bool{}
+	cfg := mainjob.Config{
+		RepoRoot: root, Kube: env.Config, Registry: env.RegistryHost(), Timeout: 4 * time.Minute,
+		BinDir: dir, WorkDir: dir,
+		StartProcess: func(_ context.Context, name, binary string, args []string, healthURL string) error {
+			if !started[name] {
+				start(t, dir, name, healthURL, binary, args...)
+				started[name] = true
+			}
+			return nil
+		},
+	}
 	var out bytes.Buffer
+	cfg.Out = &out
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	err := mainjob.Run(ctx, mainjob.Config{RepoRoot: root, Kube: env.Config, Registry: env.RegistryHost(), Out: &out, Timeout: 4 * time.Minute})
+	err := mainjob.Run(ctx, cfg)
 	t.Logf("main job output:\n%s", out.String())
 	if err != nil {
-		for _, name := range []string{"cozystack-api", "cozystack-controller", "cozystack-operator"} {
-			if data, rerr := os.ReadFile(filepath.Join(dir, name+".log")); rerr == nil && len(data) > 4000 {
-				t.Logf("%s log (end):\n%s", name, data[len(data)-4000:])
+		for _, name := range []string{"cozystack-api", "cozystack-controller", "cozystack-operator", "cnpg-backup-driver", "velero-backup-driver"} {
+			if data, rerr := os.ReadFile(filepath.Join(dir, name+".log")); rerr == nil {
+				t.Logf("%s log (end):\n%s", name, data[max(0, len(data)-6000):])
 			}
 		}
 		t.Fatal(err)
 	}
 	// A second run finds everything in place.
-	if err := mainjob.Run(ctx, mainjob.Config{RepoRoot: root, Kube: env.Config, Registry: env.RegistryHost(), Out: &out, Timeout: time.Minute}); err != nil {
+	cfg.Timeout = time.Minute
+	if err := mainjob.Run(ctx, cfg); err != nil {
 		t.Fatalf("second run: %v", err)
 	}
 

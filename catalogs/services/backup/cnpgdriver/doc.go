@@ -8,12 +8,23 @@
 // is InvalidParameters naming it):
 //
 //	method: barmanObjectStore | volumeSnapshot   # default barmanObjectStore
-//	barmanObjectStore:                           # required with barmanObjectStore
+//	barmanObjectStore:                           # required with barmanObjectStore, refused with volumeSnapshot
 //	  destinationPath: s3://bucket/path          # required
 //	  endpointURL: https://s3.example            # optional
 //	  credentialsSecret: s3-creds                # required: a Secret in the driver's namespace
 //	                                             # with keys ACCESS_KEY_ID and ACCESS_SECRET_KEY
+//	volumeSnapshot:                              # optional with volumeSnapshot, refused with barmanObjectStore
+//	  className: csi-snapclass                   # optional: the VolumeSnapshotClass; default the cluster's default
+//	  online: false                              # optional: hot (true) or cold (false) snapshots; default CNPG's (hot)
 //	waitTimeout: 10m                             # bound of CNPG's waiting phases, default 10m
+//
+// Online (hot) volume snapshots need the Cluster's WAL archiving, which
+// only an object store gives (a class of method barmanObjectStore points
+// the Cluster at one; both sections then stay on the Cluster). Without
+// one, take cold snapshots (online: false): CNPG takes them on a standby
+// when the Postgres has replicas, else it stops the primary for the
+// snapshot. The chart's class postgres has {method: volumeSnapshot,
+// volumeSnapshot: {online: false}}.
 //
 // Backup ("Runs"). The application's CNPG Cluster is the one the postgres
 // chart renders for it: named after its HelmRelease, ReleasePrefix +
@@ -26,9 +37,18 @@
 // label is the Cluster's UID so every backup adopts it) and the Cluster's
 // spec.backup.barmanObjectStore is set to the target by server-side apply
 // under the driver's field manager: CNPG takes a Backup's object store from
-// its Cluster, a Backup object has no destination of its own. Then one
-// postgresql.cnpg.io/v1 Backup per run, named ObjectName(job, "cnpg"),
-// created with Run.CreateOrAdopt. Its phase is mapped by Classify, every
+// its Cluster, a Backup object has no destination of its own. With
+// volumeSnapshot the Cluster's spec.backup.volumeSnapshot is set the same
+// way (CNPG refuses a volumeSnapshot Backup of a Cluster without it: "no
+// volumeSnapshot section defined on the target cluster"): className when
+// the parameters give one, else empty, so CNPG's defaults apply. Neither
+// is written when already as wanted, and each apply keeps the other
+// section the driver set (the driver's applied configuration is carried
+// over from the Cluster's managedFields). Then one postgresql.cnpg.io/v1
+// Backup per run, named ObjectName(job, "cnpg"), of the method, with
+// spec.online from volumeSnapshot.online when set (unset, CNPG takes the
+// Cluster's spec.backup.volumeSnapshot.online, true by default), created
+// with Run.CreateOrAdopt. Its phase is mapped by Classify, every
 // phase of the CNPG API module (a test parses the module's source):
 //
 //	"" pending walArchivingFailing  waiting: running, failed BackendFailed after waitTimeout

@@ -2,13 +2,16 @@ package cnpgdriver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	cnpgv1 "github.com/cloudnative-pg/cloudnative-pg/api/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -91,14 +94,22 @@ func (d *Driver) ReconcileBackup(ctx context.Context, run *driver.BackupRun) (dr
 		}
 		return driver.Outcome{}, err
 	}
-	if p.Method == string(cnpgv1.BackupMethodBarmanObjectStore) {
+	switch p.Method {
+	case string(cnpgv1.BackupMethodBarmanObjectStore):
 		if err := d.configureCluster(ctx, run, cluster, p.BarmanObjectStore); err != nil {
+			return driver.Outcome{}, err
+		}
+	case string(cnpgv1.BackupMethodVolumeSnapshot):
+		if err := configureSnapshots(ctx, run, cluster, p.VolumeSnapshot); err != nil {
 			return driver.Outcome{}, err
 		}
 	}
 	bk := &cnpgv1.Backup{}
 	bk.Name, bk.Namespace = run.ObjectName("cnpg"), ns
 	bk.Spec = cnpgv1.BackupSpec{Cluster: cnpgv1.LocalObjectReference{Name: name}, Method: cnpgv1.BackupMethod(p.Method)}
+	if p.VolumeSnapshot != nil && p.VolumeSnapshot.Online != nil {
+		bk.Spec.Online = ptr.To(*p.VolumeSnapshot.Online)
+	}
 	if _, err := run.CreateOrAdopt(ctx, bk); err != nil {
 		return driver.Outcome{}, err
 	}
@@ -168,12 +179,107 @@ func (d *Driver) configureCluster(ctx context.Context, run *driver.BackupRun, cl
 			return nil
 		}
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": cnpgv1.SchemeGroupVersion.String(), "kind": "Cluster",
-		"metadata": map[string]any{"name": cluster.Name, "namespace": cluster.Namespace},
-		"spec":     map[string]any{"backup": map[string]any{"barmanObjectStore": want}},
-	}}
-	return run.Client.Patch(ctx, u, client.Apply, client.FieldOwner(v1alpha1.DriverFieldManager(run.Driver)), client.ForceOwnership)
+	return applyBackupSection(ctx, run, cluster, "barmanObjectStore", want)
+}
+
+// configureSnapshots sets the Cluster's spec.backup.volumeSnapshot, which
+// CNPG requires of a volumeSnapshot Backup ("no volumeSnapshot section
+// defined on the target cluster"), by server-side apply under the
+// driver's field manager: with className when the parameters give one,
+// else empty, so that CNPG's defaults apply (the cluster's default
+// VolumeSnapshotClass). Nothing is written when the section is already as
+// wanted.
+func configureSnapshots(ctx context.Context, run *driver.BackupRun, cluster *cnpgv1.Cluster, vs *VolumeSnapshot) error {
+	class := ""
+	if vs != nil {
+		class = vs.ClassName
+	}
+	if b := cluster.Spec.Backup; b != nil && b.VolumeSnapshot != nil && b.VolumeSnapshot.ClassName == class {
+		return nil
+	}
+	want := map[string]any{}
+	if class != "" {
+		want["className"] = class
+	}
+	return applyBackupSection(ctx, run, cluster, "volumeSnapshot", want)
+}
+
+// applyBackupSection sets the Cluster's spec.backup.<section> to want by
+// server-side apply under the driver's field manager (forcing ownership).
+// The applied configuration keeps every other field the driver's manager
+// owns on the Cluster as it is: the driver sets spec.backup.barmanObjectStore
+// for the classes of one method and spec.backup.volumeSnapshot for those of
+// the other, and an apply that left one out would remove it (and with
+// barmanObjectStore the Cluster's WAL archiving). Within section, what the
+// driver applied before and want lacks is removed.
+func applyBackupSection(ctx context.Context, run *driver.BackupRun, cluster *cnpgv1.Cluster, section string, want map[string]any) error {
+	manager := v1alpha1.DriverFieldManager(run.Driver)
+	obj, err := appliedBy(cluster, manager)
+	if err != nil {
+		return err
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+	}
+	backup, _ := spec["backup"].(map[string]any)
+	if backup == nil {
+		backup = map[string]any{}
+	}
+	backup[section] = want
+	spec["backup"] = backup
+	obj["spec"] = spec
+	obj["apiVersion"], obj["kind"] = cnpgv1.SchemeGroupVersion.String(), "Cluster"
+	obj["metadata"] = map[string]any{"name": cluster.Name, "namespace": cluster.Namespace}
+	u := &unstructured.Unstructured{Object: obj}
+	return run.Client.Patch(ctx, u, client.Apply, client.FieldOwner(manager), client.ForceOwnership)
+}
+
+// appliedBy returns the part of obj that the server-side apply of manager
+// owns (its managedFields entry of operation Apply on the main resource),
+// with the live values: its applied configuration as it stands. Empty when
+// manager owns nothing.
+func appliedBy(obj client.Object, manager string) (map[string]any, error) {
+	for _, mf := range obj.GetManagedFields() {
+		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != "" || mf.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+			return nil, fmt.Errorf("managedFields of %s on %s/%s: %w", manager, obj.GetNamespace(), obj.GetName(), err)
+		}
+		live, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, err
+		}
+		out, _ := ownedPart(live, fields).(map[string]any)
+		delete(out, "metadata")
+		delete(out, "status")
+		return out, nil
+	}
+	return map[string]any{}, nil
+}
+
+// ownedPart returns the part of val that fields (a FieldsV1 tree) names:
+// a map is walked by its keys "f:<name>" (one that names no child yields
+// an empty map); any other value, a scalar or a list, is taken whole.
+func ownedPart(val any, fields map[string]any) any {
+	m, ok := val.(map[string]any)
+	if !ok {
+		return val
+	}
+	out := map[string]any{}
+	for k, sub := range fields {
+		name, ok := strings.CutPrefix(k, "f:")
+		if !ok {
+			continue
+		}
+		if v, ok := m[name]; ok {
+			child, _ := sub.(map[string]any)
+			out[name] = ownedPart(v, child)
+		}
+	}
+	return out
 }
 
 func dataOf(bk *cnpgv1.Backup, cluster string, p *Parameters) DriverData {

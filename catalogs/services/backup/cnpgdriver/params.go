@@ -2,9 +2,11 @@ package cnpgdriver
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	cnpgv1 "github.com/cloudnative-pg/cloudnative-pg/api/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"cozystack.io/sdk/backup/driver"
 )
@@ -28,6 +30,9 @@ type Parameters struct {
 	// BarmanObjectStore is the object-store target (method
 	// barmanObjectStore).
 	BarmanObjectStore *ObjectStore `json:"barmanObjectStore,omitempty"`
+	// VolumeSnapshot configures the snapshots (method volumeSnapshot;
+	// optional: absent, CNPG's defaults apply).
+	VolumeSnapshot *VolumeSnapshot `json:"volumeSnapshot,omitempty"`
 	// WaitTimeout bounds CNPG's waiting phases (Go duration); default 10m.
 	WaitTimeout string `json:"waitTimeout,omitempty"`
 }
@@ -41,6 +46,21 @@ type ObjectStore struct {
 	// CredentialsSecret names a Secret in the driver's namespace with the
 	// keys ACCESS_KEY_ID and ACCESS_SECRET_KEY. Required.
 	CredentialsSecret string `json:"credentialsSecret"`
+}
+
+// VolumeSnapshot configures volume-snapshot backups.
+type VolumeSnapshot struct {
+	// ClassName is the VolumeSnapshotClass of the snapshots, set as the
+	// Cluster's spec.backup.volumeSnapshot.className; empty, the cluster's
+	// default VolumeSnapshotClass (CNPG's default).
+	ClassName string `json:"className,omitempty"`
+	// Online sets the CNPG Backup's spec.online: true for an online (hot)
+	// snapshot, which needs the Cluster's WAL archiving (an object store);
+	// false for an offline (cold) one, taken on a standby when the Cluster
+	// has one, else on the primary, stopped for the snapshot. Unset, CNPG's
+	// default applies (the Cluster's spec.backup.volumeSnapshot.online,
+	// itself true by default).
+	Online *bool `json:"online,omitempty"`
 }
 
 // decode decodes and checks the parameters: unknown keys and invalid
@@ -63,6 +83,9 @@ func (p *Parameters) validate() error {
 			p.Method, cnpgv1.BackupMethodBarmanObjectStore, cnpgv1.BackupMethodVolumeSnapshot)}
 	}
 	if p.Method == string(cnpgv1.BackupMethodBarmanObjectStore) {
+		if p.VolumeSnapshot != nil {
+			return &driver.ParameterError{Field: "volumeSnapshot", Message: "applies to method volumeSnapshot only: remove it, or set method: volumeSnapshot"}
+		}
 		switch {
 		case p.BarmanObjectStore == nil:
 			return &driver.ParameterError{Field: "barmanObjectStore", Message: "required with method barmanObjectStore: set destinationPath and credentialsSecret"}
@@ -70,6 +93,15 @@ func (p *Parameters) validate() error {
 			return &driver.ParameterError{Field: "barmanObjectStore.destinationPath", Message: "required, e.g. s3://bucket/path"}
 		case p.BarmanObjectStore.CredentialsSecret == "":
 			return &driver.ParameterError{Field: "barmanObjectStore.credentialsSecret", Message: "required: a Secret in the driver's namespace with keys " + KeyAccessKeyID + " and " + KeySecretAccessKey}
+		}
+	}
+	if p.Method == string(cnpgv1.BackupMethodVolumeSnapshot) && p.BarmanObjectStore != nil {
+		return &driver.ParameterError{Field: "barmanObjectStore", Message: "applies to method barmanObjectStore only: remove it, or set method: barmanObjectStore " +
+			"(for hot snapshots with WAL archiving, a class with method barmanObjectStore points the Cluster at the object store)"}
+	}
+	if v := p.VolumeSnapshot; v != nil && v.ClassName != "" {
+		if errs := validation.IsDNS1123Subdomain(v.ClassName); len(errs) > 0 {
+			return &driver.ParameterError{Field: "volumeSnapshot.className", Message: fmt.Sprintf("%q is not a VolumeSnapshotClass name: %s", v.ClassName, strings.Join(errs, "; "))}
 		}
 	}
 	if _, err := p.waitTimeout(); err != nil {

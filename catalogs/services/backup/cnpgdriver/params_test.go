@@ -12,6 +12,13 @@ import (
 )
 
 func TestValidateParameters(t *testing.T) {
+	// fix is what the refusals of one method's section beside the other
+	// method say to do.
+	fix := map[string]string{
+		"snapshot options with object store":   "remove it, or set method: volumeSnapshot",
+		"snapshot options with default method": "remove it, or set method: volumeSnapshot",
+		"object store with snapshots":          "remove it, or set method: barmanObjectStore",
+	}
 	for _, tc := range []struct {
 		name, params, field string
 	}{
@@ -24,6 +31,17 @@ func TestValidateParameters(t *testing.T) {
 		{"no path", `{"barmanObjectStore":{"credentialsSecret":"s3"}}`, "barmanObjectStore.destinationPath"},
 		{"no secret", `{"barmanObjectStore":{"destinationPath":"s3://b/p"}}`, "barmanObjectStore.credentialsSecret"},
 		{"bad wait", `{"method":"volumeSnapshot","waitTimeout":"soon"}`, "waitTimeout"},
+		{"snapshot options", `{"method":"volumeSnapshot","volumeSnapshot":{"className":"csi-snapclass","online":false}}`, ""},
+		{"cold snapshot", `{"method":"volumeSnapshot","volumeSnapshot":{"online":false}}`, ""},
+		{"hot snapshot", `{"method":"volumeSnapshot","volumeSnapshot":{"online":true}}`, ""},
+		{"snapshot class only", `{"method":"volumeSnapshot","volumeSnapshot":{"className":"csi-snapclass"}}`, ""},
+		{"empty snapshot options", `{"method":"volumeSnapshot","volumeSnapshot":{}}`, ""},
+		{"unknown snapshot key", `{"method":"volumeSnapshot","volumeSnapshot":{"online":false,"walClassName":"x"}}`, "volumeSnapshot.walClassName"},
+		{"online not a bool", `{"method":"volumeSnapshot","volumeSnapshot":{"online":"no"}}`, "online"},
+		{"bad snapshot class", `{"method":"volumeSnapshot","volumeSnapshot":{"className":"CSI_Snap"}}`, "volumeSnapshot.className"},
+		{"snapshot options with object store", `{"method":"barmanObjectStore","barmanObjectStore":{"destinationPath":"s3://b/p","credentialsSecret":"s3"},"volumeSnapshot":{"online":true}}`, "volumeSnapshot"},
+		{"snapshot options with default method", `{"barmanObjectStore":{"destinationPath":"s3://b/p","credentialsSecret":"s3"},"volumeSnapshot":{}}`, "volumeSnapshot"},
+		{"object store with snapshots", `{"method":"volumeSnapshot","barmanObjectStore":{"destinationPath":"s3://b/p","credentialsSecret":"s3"}}`, "barmanObjectStore"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := New().ValidateParameters(context.Background(), driver.OperationBackup,
@@ -39,6 +57,9 @@ func TestValidateParameters(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.field) {
 				t.Fatalf("error %q does not name %s", err, tc.field)
+			}
+			if f := fix[tc.name]; !strings.Contains(err.Error(), f) {
+				t.Fatalf("error %q does not say %q", err, f)
 			}
 		})
 	}

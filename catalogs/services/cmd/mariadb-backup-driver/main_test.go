@@ -95,6 +95,10 @@ func TestChart(t *testing.T) {
 		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: charttest.Namespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
+		// The chart's BackupClass needs the backups.cozystack.io CRDs.
+		if err := crds.Apply(ctx, env.Config); err != nil {
+			t.Fatal(err)
+		}
 		charttest.RunOperators(t, ctx, env.Config, chartDir, []string{chartName})
 	} else {
 		charttest.RunOperators(t, ctx, nil, chartDir, []string{chartName})
