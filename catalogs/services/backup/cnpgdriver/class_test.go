@@ -120,7 +120,6 @@ func TestChartBackupClass(t *testing.T) {
 		{name: "object store without method", backupClass: map[string]any{"parameters": map[string]any{
 			"barmanObjectStore": map[string]any{"destinationPath": "s3://bucket/pg", "credentialsSecret": "s3-creds"}}},
 			class: "postgres", params: `{"barmanObjectStore":{"credentialsSecret":"s3-creds","destinationPath":"s3://bucket/pg"}}`, method: "barmanObjectStore"},
-		{name: "renamed", backupClass: map[string]any{"name": "pg.fast"}, class: "pg.fast", params: defaultParams, method: "volumeSnapshot", online: ptr.To(false)},
 		{name: "snapshot class", backupClass: map[string]any{"parameters": map[string]any{
 			"method": "volumeSnapshot", "volumeSnapshot": map[string]any{"className": "csi-snapclass", "online": true}}},
 			class: "postgres", params: `{"method":"volumeSnapshot","volumeSnapshot":{"className":"csi-snapclass","online":true}}`,
@@ -198,6 +197,7 @@ func TestChartBackupClassRefused(t *testing.T) {
 		{"unknown key", map[string]any{"parameter": map[string]any{"method": "volumeSnapshot"}}, "parameter"},
 		{"not a duration", map[string]any{"runTimeout": "6 hours"}, "runTimeout"},
 		{"not a name", map[string]any{"name": "Postgres"}, "name"},
+		{"another name (the rights name one)", map[string]any{"name": "pg.fast"}, "name"},
 		{"parameters not an object", map[string]any{"parameters": "volumeSnapshot"}, "parameters"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

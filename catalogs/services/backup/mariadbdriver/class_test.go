@@ -116,8 +116,6 @@ func TestChartBackupClass(t *testing.T) {
 		{name: "object store", backupClass: map[string]any{"parameters": s3}, class: "mariadb",
 			params:  `{"compression":"gzip","maxRetention":"720h","s3":{"bucket":"backups","credentialsSecret":"s3-creds","endpoint":"s3.example.org:9000","prefix":"mariadb/{{ .Application }}","region":"eu-west-1","tls":true},"waitTimeout":"20m"}`,
 			storage: `{"s3":{"accessKeyIdSecretKeyRef":{"key":"access-key-id","name":"creds"},"bucket":"backups","endpoint":"s3.example.org:9000","prefix":"mariadb/db/tenant/b","region":"eu-west-1","secretAccessKeySecretKeyRef":{"key":"secret-access-key","name":"creds"},"tls":{"enabled":true}}}`},
-		{name: "renamed", backupClass: map[string]any{"name": "mariadb.fast"}, class: "mariadb.fast", params: pvc,
-			storage: `{"persistentVolumeClaim":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"10Gi"}}}}`},
 		{name: "no class", backupClass: map[string]any{"name": ""}},
 		{name: "timeouts", backupClass: map[string]any{"runTimeout": "12h", "pendingTimeout": "5m"}, class: "mariadb", params: pvc,
 			storage:  `{"persistentVolumeClaim":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"10Gi"}}}}`,
@@ -189,6 +187,7 @@ func TestChartBackupClassRefused(t *testing.T) {
 		{"unknown key", map[string]any{"parameter": map[string]any{"s3": map[string]any{}}}, "parameter"},
 		{"not a duration", map[string]any{"runTimeout": "6 hours"}, "runTimeout"},
 		{"not a name", map[string]any{"name": "MariaDB"}, "name"},
+		{"another name (the rights name one)", map[string]any{"name": "mariadb.fast"}, "name"},
 		{"parameters not an object", map[string]any{"parameters": "10Gi"}, "parameters"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

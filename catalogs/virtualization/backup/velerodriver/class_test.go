@@ -109,7 +109,6 @@ func TestChartBackupClass(t *testing.T) {
 		{name: "object store", backupClass: map[string]any{"parameters": full}, class: "vm",
 			params:   `{"defaultVolumesToFsBackup":false,"restore":{"existingResourcePolicy":"update"},"snapshotMoveData":true,"snapshotVolumes":true,"startTimeout":"45m","storageLocation":"s3","ttl":"720h","volumeSnapshotLocations":["linstor"]}`,
 			location: "s3"},
-		{name: "renamed", backupClass: map[string]any{"name": "vm.fast"}, class: "vm.fast", params: defaults, location: "default"},
 		{name: "no class", backupClass: map[string]any{"name": ""}},
 		{name: "timeouts", backupClass: map[string]any{"runTimeout": "24h", "driverWaitTimeout": "2h"}, class: "vm", params: defaults, location: "default",
 			timeouts: map[string]string{"runTimeout": "24h0m0s", "driverWaitTimeout": "2h0m0s"}},
@@ -184,6 +183,7 @@ func TestChartBackupClassRefused(t *testing.T) {
 		{"unknown key", map[string]any{"parameter": map[string]any{"storageLocation": "default"}}, "parameter"},
 		{"not a duration", map[string]any{"runTimeout": "6 hours"}, "runTimeout"},
 		{"not a name", map[string]any{"name": "VM"}, "name"},
+		{"another name (the rights name one)", map[string]any{"name": "vm.fast"}, "name"},
 		{"parameters not an object", map[string]any{"parameters": "default"}, "parameters"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
