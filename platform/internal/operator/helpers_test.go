@@ -218,9 +218,29 @@ func sourceReady(status metav1.ConditionStatus, reason string) func(*v1alpha1.Pa
 	return func(ps *v1alpha1.PackageSource) bool { return f(ps.Status.Conditions, ps.Generation) }
 }
 
+// packageReady is readyIs on a Package. Installed also waits for the status fields written with it: the patch
+// helper (fluxcd/pkg/runtime/patch) writes the conditions first and the
+// rest of the status in a second request, so a reader can see Ready=True
+// Installed before installedRevision and the components' readiness.
 func packageReady(status metav1.ConditionStatus, reason string) func(*v1alpha1.Package) bool {
 	f := readyIs(status, reason)
-	return func(p *v1alpha1.Package) bool { return f(p.Status.Conditions, p.Generation) }
+	return func(p *v1alpha1.Package) bool {
+		if !f(p.Status.Conditions, p.Generation) {
+			return false
+		}
+		if status != metav1.ConditionTrue || reason != v1alpha1.ReasonInstalled {
+			return true
+		}
+		if p.Status.InstalledRevision == "" {
+			return false
+		}
+		for _, c := range p.Status.Components {
+			if !c.Ready {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // mustContain fails unless s contains every one of subs.
