@@ -350,10 +350,13 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context) error {
 		// Each controller acts as its own kube-system service account (the
 		// default RBAC roles assume it). Only what a cluster without nodes
 		// needs runs: ownerReference garbage collection, namespace
-		// deletion, service-account tokens, and ClusterRole aggregation
+		// deletion, service-account tokens, ClusterRole aggregation
 		// (without it the built-in admin/edit/view roles, and any role
-		// that aggregates catalogs' rules by label, stay empty).
-		"--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,clusterrole-aggregation-controller",
+		// that aggregates catalogs' rules by label, stay empty) and
+		// ResourceQuota usage (without it status.used stays empty, and
+		// kube-apiserver's quota admission enforces no quota, so a
+		// tenant's resourceQuotas would bind nothing here).
+		"--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,clusterrole-aggregation-controller,resourcequota-controller",
 		"--service-account-private-key-file=" + p.ServiceAccountKey(),
 		"--root-ca-file=" + p.CACert(),
 		"--use-service-account-credentials=true",
