@@ -74,12 +74,17 @@ type Options struct {
 	// Limits bound the work of one request and of one user
 	// (DefaultRequestLimits).
 	Limits RequestLimits
+	// RootChildTenants bounds the child Tenants of a namespace no Tenant
+	// renders, such as tenant-root (contract K2, Tenant quotas; default
+	// application.DefaultRootChildTenants). A Tenant's own namespace is
+	// bounded by its spec.childTenants.
+	RootChildTenants int
 }
 
 // NewOptions returns the defaults: secure port 7443 on all addresses.
 func NewOptions() *Options {
 	o := &Options{Recommended: genericoptions.NewRecommendedOptions("", Codecs.LegacyCodec(GroupVersion)), BackendQPS: 500, BackendBurst: 1000,
-		MemoryLimit: DefaultMemoryLimit, Limits: DefaultRequestLimits}
+		MemoryLimit: DefaultMemoryLimit, Limits: DefaultRequestLimits, RootChildTenants: application.DefaultRootChildTenants}
 	o.Recommended.Etcd = nil
 	o.Recommended.SecureServing.BindPort = 7443
 	// Every request reaches this server through kube-apiserver's
@@ -101,6 +106,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Limits.MaxDepth, "max-request-depth", o.Limits.MaxDepth, "deepest nesting of objects and arrays a request body may have; deeper bodies are refused with 400 before they are decoded")
 	fs.IntVar(&o.Limits.PerUser, "max-requests-per-user", o.Limits.PerUser, "requests (other than watches) one user may have in flight; more get 429 Too Many Requests (0: no limit)")
 	fs.IntVar(&o.Limits.WatchesPerUser, "max-watches-per-user", o.Limits.WatchesPerUser, "watches one user may have open; more get 429 Too Many Requests (0: no limit)")
+	fs.IntVar(&o.RootChildTenants, "root-child-tenants", o.RootChildTenants, "child Tenants a namespace that no Tenant renders (tenant-root) may hold; a Tenant's own namespace holds at most its spec.childTenants (contract K2, Tenant quotas)")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "soft limit of the Go runtime's memory (a quantity, e.g. 100Mi; 0 for none), so that the heap left behind by a large list is returned to the system; the GOMEMLIMIT environment variable, when set, wins")
 }
 
@@ -193,7 +199,8 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	storageBackend := application.Backend{Client: c, Lister: lister, Releases: releases, Authorizer: cfg.Authorization.Authorizer}
+	storageBackend := application.Backend{Client: c, Lister: lister, Releases: releases, Authorizer: cfg.Authorization.Authorizer,
+		RootChildTenants: o.RootChildTenants}
 	if cfg.SharedInformerFactory != nil {
 		// The same namespace informer NamespaceLifecycle admission uses.
 		storageBackend.Namespaces = cfg.SharedInformerFactory.Core().V1().Namespaces().Lister()

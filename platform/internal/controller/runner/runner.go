@@ -20,6 +20,7 @@ import (
 	"cozystack.io/platform/internal/backup/jobdriver"
 	"cozystack.io/platform/internal/controller/backup"
 	"cozystack.io/platform/internal/controller/clustervalues"
+	"cozystack.io/platform/internal/controller/tenantquota"
 	"cozystack.io/platform/internal/controller/tenantrbac"
 	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/platform/internal/version"
@@ -38,10 +39,14 @@ const (
 	ControllerBackupCore = "backup-core"
 	// ControllerBackupJobDriver is the built-in Job backup driver.
 	ControllerBackupJobDriver = "backup-job-driver"
+	// ControllerTenantQuota is the quota tree of contract K2: the
+	// ResourceQuota tenant-subtree of every tenant namespace
+	// (tenantquota).
+	ControllerTenantQuota = tenantquota.Name
 )
 
 // Controllers lists every controller name, in the order they are set up.
-var Controllers = []string{ControllerClusterValues, ControllerTenantRBAC, ControllerBackupCore, ControllerBackupJobDriver}
+var Controllers = []string{ControllerClusterValues, ControllerTenantRBAC, ControllerBackupCore, ControllerBackupJobDriver, ControllerTenantQuota}
 
 // Options are the command-line options of cozystack-controller: those of
 // every controller binary (controllermanager.Options), the K2
@@ -220,6 +225,11 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		jd.SkipNameValidation = o.SkipNameValidation
 		if err := jobdriver.Setup(mgr, jd); err != nil {
 			return nil, fmt.Errorf("set up the Job backup driver: %w", err)
+		}
+	}
+	if o.Runs(ControllerTenantQuota) {
+		if err := tenantquota.Setup(mgr); err != nil {
+			return nil, fmt.Errorf("set up the tenant quota tree: %w", err)
 		}
 	}
 	return mgr, nil

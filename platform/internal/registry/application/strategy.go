@@ -44,6 +44,9 @@ type strategy struct {
 	// ns tells a namespace's tenant labels (validateHosts,
 	// validateTenantNamespace); nil when the server runs without it.
 	ns corelisters.NamespaceLister
+	// rootChildTenants bounds the child Tenants of a namespace no Tenant
+	// renders (validateChildTenants); 0 is DefaultRootChildTenants.
+	rootChildTenants int
 }
 
 // PrepareForCreate clears what a create may not set (the system fields:
@@ -85,14 +88,20 @@ var (
 // rules, labels, annotations, owner references, finalizers), the metadata
 // the platform reserves (validateReservedMetadata), owner references with
 // the requester's rights (validateOwnerReferences), the spec (see
-// validateSpec) and its hosts (validateHosts). It prunes unknown
-// spec fields from app unless the directive rejects them.
+// validateSpec) and its hosts (validateHosts); for a Tenant also its
+// effective host, its quotas and its parent's number of child Tenants
+// (validateTenantHost, validateTenantQuotas, validateChildTenants, contract
+// K2). It prunes unknown spec fields from app unless the directive
+// rejects them.
 func (s *strategy) validateCreate(ctx context.Context, app *unstructured.Unstructured, directive string) field.ErrorList {
 	errs := validation.ValidateObjectMetaAccessor(app, true, s.validateName, metadataPath)
 	errs = append(errs, validateReservedMetadata(s.kind, app, nil)...)
 	errs = append(errs, s.validateOwnerReferences(ctx, app, nil)...)
 	errs = append(errs, s.validateSpec(ctx, app, nil, directive)...)
 	errs = append(errs, s.validateHosts(app, nil)...)
+	errs = append(errs, s.validateTenantHost(ctx, app, nil)...)
+	errs = append(errs, s.validateTenantQuotas(ctx, app, nil)...)
+	errs = append(errs, s.validateChildTenants(ctx, app)...)
 	return append(errs, s.validateTenantNamespace(ctx, app)...)
 }
 
@@ -105,6 +114,8 @@ func (s *strategy) validateUpdate(ctx context.Context, app, old *unstructured.Un
 	errs = append(errs, validateReservedMetadata(s.kind, app, old)...)
 	errs = append(errs, s.validateOwnerReferences(ctx, app, old)...)
 	errs = append(errs, s.validateSpec(ctx, app, old, directive)...)
+	errs = append(errs, s.validateTenantHost(ctx, app, old)...)
+	errs = append(errs, s.validateTenantQuotas(ctx, app, old)...)
 	return append(errs, s.validateHosts(app, old)...)
 }
 
