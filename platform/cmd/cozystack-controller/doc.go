@@ -4,7 +4,10 @@
 // cozystack.io/platform/internal/controller/clustervalues; contract
 // contracts/schemas/v1alpha1/k2-cluster-values.md) and the tenant roles
 // (package cozystack.io/platform/internal/controller/tenantrbac; K5
-// "Tenant roles", contracts/schemas/v1alpha1/k5-cozy-lib.md), the backup
+// "Tenant roles", contracts/schemas/v1alpha1/k5-cozy-lib.md), the tenant
+// quota tree (package
+// cozystack.io/platform/internal/controller/tenantquota; K2 "Tenant
+// quotas"), the backup
 // core and the built-in Job backup driver (packages
 // cozystack.io/platform/internal/controller/backup and
 // cozystack.io/platform/internal/backup/jobdriver; contract

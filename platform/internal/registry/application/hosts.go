@@ -156,6 +156,12 @@ func (s *strategy) validateTenantHost(ctx context.Context, app, old *unstructure
 		}
 		return nil
 	}
+	if explicit != "" && !coveredBy(host, parentHost) {
+		// Outside the parent's subtree: the subtree rule says why.
+		if msg := s.hostRefused(ns, explicit); msg != "" {
+			return refuse(msg)
+		}
+	}
 	if host == parentHost {
 		return refuse(fmt.Sprintf("%s is the host of the parent tenant namespace %s; %s: leave spec.host empty for %s.%s, or choose a name under %s",
 			what, ns, tenantHostRule, app.GetName(), parentHost, parentHost))

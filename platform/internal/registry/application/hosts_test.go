@@ -1,14 +1,17 @@
 package application
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
@@ -89,5 +92,69 @@ func TestHostRule(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The attack of issue 28 (part 6): a child was given its parent's exact
+// host, and hosts derived by default (<name>.<parent's host>) were never
+// checked, so two tenants both got prod.taa.<domain>. Every tenant's
+// effective host is unique in the cluster (contract K2, Hosts).
+func TestTenantHostsUnique(t *testing.T) {
+	f := tenantFixture(t)
+	root := f.ns
+	domain := root + ".example.org"
+	n := &corev1.Namespace{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Name: root}, n); err != nil {
+		t.Fatal(err)
+	}
+	n.Labels = map[string]string{v1alpha1.LabelHost: domain}
+	if err := f.c.Update(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.createIn(root, "taa", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	taa := f.tenantNamespace(root, "taa", "taa."+domain, nil)
+	for f.rest.strategy.parentHost(context.Background(), root) != domain {
+		time.Sleep(20 * time.Millisecond) // the informer catches up with the label
+	}
+
+	const rule = "unique in the cluster"
+	// The parent's exact host, explicit.
+	refused(t, "the parent's exact host", f.createIn(taa, "x", `{host: taa.`+domain+`}`),
+		"spec.host", "spec.host taa."+domain+" is the host of the parent tenant namespace "+taa, rule)
+
+	// Two tenants deriving prod.taa.<domain> in different places: here a
+	// tenant namespace that already carries its parent's host (as the
+	// attack made it before this rule) holds Tenant prod.
+	twin := f.tenantNamespace(taa, "twin", "taa."+domain, nil)
+	if err := f.createIn(twin, "prod", `{}`); err != nil {
+		t.Fatalf("the first prod: %v", err)
+	}
+	refused(t, "a second derived prod.taa", f.createIn(taa, "prod", `{}`),
+		"spec.host", "the derived host prod.taa."+domain+" is already the host of Tenant "+twin+"/prod", rule, "set spec.host to another name")
+
+	// An explicit host, then a Tenant deriving the same one (neither has a
+	// namespace yet).
+	if err := f.createIn(taa, "y", `{host: dev.taa.`+domain+`}`); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, "deriving an explicit host", f.createIn(taa, "dev", `{}`), "spec.host", "is already the host of Tenant "+taa+"/y")
+	// ... and the other way round.
+	if err := f.createIn(taa, "qa", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, "setting a derived host", f.createIn(taa, "z", `{host: qa.taa.`+domain+`}`), "spec.host", "spec.host qa.taa."+domain+" is already the host of Tenant "+taa+"/qa")
+
+	// A host a tenant namespace carries, derived.
+	f.tenantNamespace(taa, "stage", "stage.taa."+domain, nil)
+	refused(t, "deriving a namespace's host", f.createIn(taa, "stage2", `{host: stage.taa.`+domain+`}`), "spec.host", "is already the host of Tenant "+taa+"/stage (namespace "+taa+"-stage)")
+
+	// Distinct hosts pass, and an update keeping the host is not refused.
+	if err := f.createIn(taa, "ok", `{host: ok2.taa.`+domain+`}`); err != nil {
+		t.Errorf("a free host: %v", err)
+	}
+	if err := f.updateIn(taa, "qa", `{monitoring: true}`); err != nil {
+		t.Errorf("an update keeping the derived host: %v", err)
 	}
 }

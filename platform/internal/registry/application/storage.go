@@ -88,7 +88,7 @@ type Backend struct {
 func NewREST(kind *appkinds.Kind, b Backend) *REST {
 	epoch, _ := strconv.ParseUint(kind.ResourceVersion, 10, 64)
 	return &REST{kind: kind, client: b.Client, releases: b.Releases, lister: b.Lister,
-		strategy:  &strategy{kind: kind, client: b.Client, authorizer: b.Authorizer, ns: b.Namespaces,
+		strategy: &strategy{kind: kind, client: b.Client, authorizer: b.Authorizer, ns: b.Namespaces,
 			rootChildTenants: b.RootChildTenants},
 		destroyed: make(chan struct{}), epoch: epoch}
 }
