@@ -59,7 +59,12 @@ const hostRule = "a host must be the host of the application's tenant namespace 
 
 // hostRefused returns why host may not be used by an application in
 // namespace ns, or "".
-func (s *strategy) hostRefused(ns, host string) string {
+func (s *strategy) hostRefused(ns, host string) string { return s.hostRefusedFor(ns, host, "") }
+
+// hostRefusedFor is hostRefused for Tenant tenant of ns when tenant is not
+// "": that Tenant's own namespace (it outlives the Tenant for a while, or
+// the create is AlreadyExists) covers nothing against it.
+func (s *strategy) hostRefusedFor(ns, host, tenant string) string {
 	host = normalizeHost(host)
 	if s.ns == nil {
 		return fmt.Sprintf("%s cannot be checked: this server does not read namespaces; %s", host, hostRule)
@@ -83,7 +88,7 @@ func (s *strategy) hostRefused(ns, host string) string {
 	// ns itself may share the length (a child tenant with its parent's
 	// host).
 	for _, other := range all {
-		if other.Name == ns {
+		if other.Name == ns || tenant != "" && other.Labels[v1alpha1.LabelTenant] == tenant && other.Labels[labelParent] == ns {
 			continue
 		}
 		h := namespaceHost(other.Labels, other.Annotations)
@@ -173,7 +178,7 @@ func (s *strategy) validateTenantHost(ctx context.Context, app, old *unstructure
 	if holder != "" {
 		return refuse(fmt.Sprintf("%s is already the host of %s; %s: %s", what, holder, tenantHostRule, fix))
 	}
-	if msg := s.hostRefused(ns, host); msg != "" {
+	if msg := s.hostRefusedFor(ns, host, app.GetName()); msg != "" {
 		return refuse(what + ": " + msg)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -117,6 +118,12 @@ func TestTenantHostsUnique(t *testing.T) {
 	taa := f.tenantNamespace(root, "taa", "taa."+domain, nil)
 	for f.rest.strategy.parentHost(context.Background(), root) != domain {
 		time.Sleep(20 * time.Millisecond) // the informer catches up with the label
+	}
+
+	// Creating an existing Tenant again is AlreadyExists: its own
+	// namespace's host is no obstacle.
+	if err := f.createIn(root, "taa", `{}`); !apierrors.IsAlreadyExists(err) {
+		t.Errorf("taa again: err = %v, want AlreadyExists", err)
 	}
 
 	const rule = "unique in the cluster"
