@@ -278,21 +278,15 @@ func TestLagAndPartialProjection(t *testing.T) {
 	})
 
 	// A namespace where writes fail: a ResourceQuota allowing no
-	// ConfigMaps. No quota controller runs here, so the test writes the
-	// status it would (admission enforces status.hard against status.used).
+	// ConfigMaps. kube-controller-manager's resourcequota controller
+	// writes its status (admission enforces status.hard against
+	// status.used).
 	blocked := createNamespace(t, "lag-quota", false, nil)
 	quota := &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: "no-configmaps", Namespace: blocked.Name},
 		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceConfigMaps: resourceZero()}},
 	}
 	if err := c.Create(ctx, quota); err != nil {
-		t.Fatal(err)
-	}
-	quota.Status = corev1.ResourceQuotaStatus{
-		Hard: corev1.ResourceList{corev1.ResourceConfigMaps: resourceZero()},
-		Used: corev1.ResourceList{corev1.ResourceConfigMaps: resourceZero()},
-	}
-	if err := c.Status().Update(ctx, quota); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "the quota enforced", func() error {
