@@ -179,7 +179,7 @@ func (s *strategy) validateChildTenants(ctx context.Context, app *unstructured.U
 		limit = DefaultRootChildTenants
 	}
 	source := fmt.Sprintf("the cozystack-api flag --root-child-tenants (default %d), for a namespace no Tenant renders", DefaultRootChildTenants)
-	fix := "raise --root-child-tenants"
+	fix := "have the platform's operator raise cozystack-api's --root-child-tenants"
 	n := &corev1.Namespace{}
 	if err := s.client.Get(ctx, client.ObjectKey{Name: parent}, n); err == nil {
 		owner, err := quotatree.Owner(ctx, s.client, n)
@@ -195,6 +195,9 @@ func (s *strategy) validateChildTenants(ctx context.Context, app *unstructured.U
 			if v, ok := toInt(values[quotatree.ChildTenantsKey]); ok {
 				limit = v
 				source = fmt.Sprintf("spec.childTenants of Tenant %s", owner)
+				if _, set := owner.Values[quotatree.ChildTenantsKey]; !set {
+					source += fmt.Sprintf(", unset: its default %d", v)
+				}
 				fix = fmt.Sprintf("the admins of namespace %s may raise spec.childTenants of Tenant %s", owner.Namespace, owner)
 			}
 		}

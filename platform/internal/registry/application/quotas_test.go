@@ -234,7 +234,7 @@ func TestTenantQuotaTree(t *testing.T) {
 			t.Fatalf("child %d of 10: %v", i, err)
 		}
 	}
-	refused(t, "an 11th child under the default", f.createIn(q, "c10", `{}`), "metadata.namespace", "already holds 10 child Tenants")
+	refused(t, "an 11th child under the default", f.createIn(q, "c10", `{}`), "metadata.namespace", "already holds 10 child Tenants, its limit (spec.childTenants of Tenant "+grand+"/q, unset: its default 10)")
 
 	// A namespace no Tenant renders (tenant-root) takes the server's
 	// limit (--root-child-tenants).
