@@ -188,81 +188,92 @@ func TestDeletingATenantTreeLeavesNothing(t *testing.T) {
 	}
 }
 
-// TestTenantReCreatedWhileDeletingIsRefused: while the namespace of a
-// deleted Tenant is terminating (held here by a ConfigMap's finalizer, as
-// any slow deletion would), a Tenant of the same name is refused, saying
-// what is still there and that it must finish deleting; and a Tenant
-// release that got past the check meanwhile is not Ready over the dying
-// namespace.
+// TestTenantReCreatedWhileDeletingIsRefused: while a deleted Tenant's
+// namespace is terminating (held here by a ConfigMap's finalizer, as any
+// slow deletion would; helm-controller's uninstall waits for it), a Tenant
+// of the same name is refused, saying what is still there and that it must
+// finish deleting; once the namespace is gone the name is free again. A
+// Tenant whose namespace is terminating under it is not Ready over it.
 func TestTenantReCreatedWhileDeletingIsRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c, dyn := setupPlatform(t, ctx)
 	publishTestCatalog(t, ctx, c)
-	ns := tenantTree(t, ctx, c, dyn, "phoenix")[0]
-	hold := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "hold", Namespace: ns, Finalizers: []string{"example.com/hold"}}}
-	if err := c.Create(ctx, hold); err != nil {
-		t.Fatal(err)
+	hold := func(ns string) *corev1.ConfigMap {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "hold", Namespace: ns, Finalizers: []string{"example.com/hold"}}}
+		if err := c.Create(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+		return cm
 	}
-	old := &helmv2.HelmRelease{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "tenant-root", Name: "tenant-phoenix"}, old); err != nil {
-		t.Fatal(err)
+	release := func(cm *corev1.ConfigMap) {
+		orig := cm.DeepCopy()
+		cm.Finalizers = nil
+		if err := c.Patch(ctx, cm, client.MergeFrom(orig)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := dyn.Resource(tenants).Namespace("tenant-root").Delete(ctx, "phoenix", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, ctx, "Tenant phoenix gone, its namespace terminating", func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(old), &helmv2.HelmRelease{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("HelmRelease still there (%v)", err)
-		}
-		n := &corev1.Namespace{}
-		if err := c.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
-			return err
-		}
-		if n.DeletionTimestamp == nil {
-			return fmt.Errorf("namespace %s not terminating", ns)
-		}
-		return nil
-	})
-	err := createTenant(ctx, dyn)("tenant-root", "phoenix", map[string]any{})
-	for _, want := range []string{"the namespace " + ns + " of an earlier Tenant tenant-root/phoenix still exists (deleting since",
-		"a Tenant's name is reused only after its namespace and its subtree are gone (contract K2, Tenant namespaces)"} {
-		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
-			t.Errorf("re-creating Tenant phoenix while %s terminates: err = %v, want 422 saying %q", ns, err, want)
-		}
+	terminating := func(ns string) {
+		eventually(t, ctx, "namespace "+ns+" terminating", func() error {
+			n := &corev1.Namespace{}
+			if err := c.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
+				return err
+			}
+			if n.DeletionTimestamp == nil {
+				return fmt.Errorf("not terminating")
+			}
+			return nil
+		})
 	}
 
-	// A release past the check (a race, or written by hand): helm-controller
-	// installs it over the terminating namespace, and the Tenant says that
-	// namespace is still deleting.
-	again := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: old.Name, Namespace: old.Namespace, Labels: old.Labels}, Spec: old.Spec}
-	if err := c.Create(ctx, again); err != nil {
+	// A Tenant whose namespace is deleted under it, and held.
+	ember := tenantTree(t, ctx, c, dyn, "ember")[0]
+	emberHold := hold(ember)
+	if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ember}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, "Tenant phoenix Ready=False, its namespace still deleting", func() error {
-		ready, msg, err := readyOf(ctx, dyn, tenants, "tenant-root", "phoenix")
+	terminating(ember)
+	eventually(t, ctx, "Tenant ember Ready=False, its namespace still deleting", func() error {
+		ready, msg, err := readyOf(ctx, dyn, tenants, "tenant-root", "ember")
 		if err != nil {
 			return err
 		}
-		if !strings.HasPrefix(ready, "False/") || !strings.Contains(msg, "namespace "+ns+" is still deleting") || !strings.Contains(msg, "example.com/hold") {
+		if !strings.HasPrefix(ready, "False/") || !strings.Contains(msg, "namespace "+ember+" is still deleting") || !strings.Contains(msg, "example.com/hold") {
 			return fmt.Errorf("Ready %s: %s", ready, msg)
 		}
 		return nil
 	})
+
+	// A deleted Tenant whose namespace is held: its name is not free.
+	phoenix := tenantTree(t, ctx, c, dyn, "phoenix")[0]
+	phoenixHold := hold(phoenix)
 	if err := dyn.Resource(tenants).Namespace("tenant-root").Delete(ctx, "phoenix", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	orig := hold.DeepCopy()
-	hold.Finalizers = nil
-	if err := c.Patch(ctx, hold, client.MergeFrom(orig)); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, ctx, "namespace "+ns+" gone", func() error {
-		if err := c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (%v)", err)
+	terminating(phoenix)
+	eventually(t, ctx, "re-creating Tenant phoenix refused while "+phoenix+" terminates", func() error {
+		err := createTenant(ctx, dyn)("tenant-root", "phoenix", map[string]any{})
+		if err == nil {
+			t.Fatalf("Tenant phoenix re-created while its namespace %s terminates", phoenix)
+		}
+		for _, want := range []string{"Tenant tenant-root/phoenix is still being deleted", "namespace " + phoenix + " is deleting since", "example.com/hold",
+			"a Tenant's name is reused only after its namespace and its subtree are gone (contract K2, Tenant namespaces)"} {
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+				return fmt.Errorf("err = %v, want 422 saying %q", err, want)
+			}
 		}
 		return nil
 	})
+	release(phoenixHold)
+	eventually(t, ctx, "Tenant phoenix re-created once "+phoenix+" is gone", func() error {
+		return createTenant(ctx, dyn)("tenant-root", "phoenix", map[string]any{})
+	})
+	waitBound(t, ctx, c, phoenix)
+
+	if err := dyn.Resource(tenants).Namespace("tenant-root").Delete(ctx, "ember", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	release(emberHold)
 }
 
 // TestParentLabelAloneMakesNoAncestor: a namespace labelled as a child of

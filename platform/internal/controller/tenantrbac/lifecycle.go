@@ -139,8 +139,9 @@ const ReasonParentNotVerified = "ParentNotVerified"
 // the last release that could install as one of them is gone. It reports
 // whether it did.
 func (r *reconciler) releaseFinalizers(ctx context.Context, ns string) (bool, error) {
+	// From the API: a release the cache has not seen yet still needs them.
 	var hrs helmv2.HelmReleaseList
-	if err := r.client.List(ctx, &hrs, client.InNamespace(ns)); err != nil {
+	if err := r.reader.List(ctx, &hrs, client.InNamespace(ns), client.Limit(1)); err != nil {
 		return false, err
 	}
 	if len(hrs.Items) > 0 {

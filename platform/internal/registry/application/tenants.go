@@ -49,8 +49,9 @@ func TenantNamespace(parent, name string) string {
 // DisableTakeOwnership). A name is reused only after its subtree is gone:
 // the namespace of an earlier Tenant of the same name (also while it is
 // terminating), or any namespace still naming that namespace as its
-// parent, refuses the new Tenant, naming what is still there. Only the
-// Tenant's own HelmRelease passes (the create then is AlreadyExists).
+// parent, refuses the new Tenant, naming what is still there, as does the
+// Tenant's own HelmRelease while it is being deleted. Only the Tenant's own
+// live HelmRelease passes (the create then is AlreadyExists).
 // The error names the namespace and what holds it. Other kinds pass.
 func (s *strategy) validateTenantNamespace(ctx context.Context, app *unstructured.Unstructured) field.ErrorList {
 	if s.kind.Kind != TenantKind {
@@ -72,8 +73,19 @@ func (s *strategy) validateTenantNamespace(ctx context.Context, app *unstructure
 			continue
 		}
 		if hr.Namespace == app.GetNamespace() && name == app.GetName() {
-			// The Tenant itself exists: the create is AlreadyExists.
-			return nil
+			if hr.DeletionTimestamp == nil || s.ns == nil {
+				// The Tenant itself exists: the create is AlreadyExists.
+				return nil
+			}
+			// Its release uninstalls (helm-controller waits for the
+			// namespace to go): say so rather than AlreadyExists.
+			state := "gone"
+			if n, err := s.ns.Get(ns); err == nil {
+				state = NamespaceHolds(n)
+			}
+			return field.ErrorList{field.Forbidden(path, fmt.Sprintf(
+				"Tenant %s/%s is still being deleted: its release is uninstalling and its namespace %s is %s; a Tenant's name is reused only after its namespace and its subtree are gone (contract K2, Tenant namespaces): wait until it has finished deleting, or choose another name",
+				app.GetNamespace(), app.GetName(), ns, state))}
 		}
 		if TenantNamespace(hr.Namespace, name) == ns {
 			return refuse(fmt.Sprintf("the namespace of Tenant %s/%s", hr.Namespace, name))
