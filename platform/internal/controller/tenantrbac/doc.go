@@ -5,8 +5,8 @@
 //   - RoleBindings cozy:tenant:<level> to ClusterRoles cozy:tenant:<level>
 //     for the groups "<namespace>-<level'>" of every level' at or above
 //     level, of the namespace and of every ancestor tenant namespace (the
-//     chain of namespace.cozystack.io/parent labels up to tenant-root), so
-//     a parent tenant's users hold the same rights in every descendant;
+//     chain of recorded parents up to tenant-root, Ancestors), so a parent
+//     tenant's users hold the same rights in every descendant;
 //   - per installed catalog (a ClusterRole labelled
 //     cozystack.io/installer-role, written by cozystack-operator), the
 //     ServiceAccount cozy-installer-<PackageSource> bound to it, which the
@@ -25,4 +25,22 @@
 // app.kubernetes.io/managed-by=cozystack-controller; a namespace's objects
 // are reconciled again when it or an ancestor changes, and deleted when it
 // stops being a tenant namespace.
+//
+// The lifecycle (contract K2, k2-cluster-values.md, "Tenant namespaces";
+// lifecycle.go):
+//   - a parent is recorded, never read from a label alone: the first time
+//     a tenant namespace names parent P by its namespace.cozystack.io/parent
+//     label, P must be a live tenant namespace holding the Tenant
+//     HelmRelease that renders it (Helm's meta.helm.sh release annotations
+//     on the namespace); then the namespace gets an ownerReference to the
+//     Namespace P with P's UID (ParentOwner), which Ancestors follows only
+//     while the live P has that UID. Garbage collection removes a namespace
+//     whose recorded parent is gone. An unverified label gets a Warning
+//     event (ReasonParentNotVerified) and no ancestor;
+//   - every ServiceAccount and RoleBinding written in a namespace carries
+//     FinalizerTenantReleases, removed once the namespace is terminating
+//     and holds no HelmRelease: the installers outlive the releases that
+//     install as them, and the parent's groups keep their rights to finish
+//     a dying child. The ClusterRoleBinding, owned by the Namespace, goes
+//     after it.
 package tenantrbac

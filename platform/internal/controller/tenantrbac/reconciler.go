@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
@@ -48,9 +50,10 @@ func CacheByObject() map[client.Object]cache.ByObject {
 }
 
 // Setup registers the reconciler with mgr, whose cache must include
-// CacheByObject.
+// CacheByObject and whose scheme must know helm.toolkit.fluxcd.io/v2
+// (a terminating namespace's HelmReleases decide when its installers go).
 func Setup(mgr ctrl.Manager) error {
-	r := &reconciler{client: mgr.GetClient()}
+	r := &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("cozystack-controller")}
 	tenant := func(obj client.Object) bool {
 		_, ok := obj.GetLabels()[v1alpha1.LabelTenant]
 		return ok
@@ -99,9 +102,23 @@ func Setup(mgr ctrl.Manager) error {
 		}
 		return reqs
 	})
+	// A namespace's deletion starts its installers' countdown; its
+	// recorded parent matters too.
+	deleting := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil) ||
+			!slices.Equal(e.ObjectOld.GetOwnerReferences(), e.ObjectNew.GetOwnerReferences())
+	}}
+	// A HelmRelease going from a terminating namespace may be its last.
+	releaseGoing := predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return e.ObjectNew.GetDeletionTimestamp() != nil },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named("tenant-rbac").
 		Watches(&rbacv1.ClusterRole{}, toTenants, builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&corev1.Namespace{}, withDescendants, builder.WithPredicates(isTenant, predicate.Or(predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
+		Watches(&corev1.Namespace{}, withDescendants, builder.WithPredicates(isTenant, predicate.Or[client.Object](predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deleting))).
+		Watches(&helmv2.HelmRelease{}, toNamespace, builder.WithPredicates(releaseGoing)).
 		Watches(&rbacv1.RoleBinding{}, toNamespace).
 		Watches(&rbacv1.ClusterRoleBinding{}, toNamespace).
 		Watches(&corev1.ServiceAccount{}, toNamespace).
@@ -114,6 +131,9 @@ const labelNamespace = "cozystack.io/tenant-namespace"
 
 type reconciler struct {
 	client client.Client
+	// reader reads past the cache what decides a recorded parent.
+	reader   client.Reader
+	recorder recorder.EventRecorder
 }
 
 // descendants returns the tenant namespaces below name, from the cache.
@@ -145,9 +165,13 @@ func (r *reconciler) descendants(ctx context.Context, name string) ([]string, er
 	return out, nil
 }
 
-// Ancestors returns the tenant namespaces above ns, nearest first, by the
-// parent labels: each must exist and be a tenant namespace; the walk stops
-// at the first that is not (or at tenant-root, which has no parent).
+// Ancestors returns the tenant namespaces above ns, nearest first, by
+// recorded parents (ParentOwner: the ownerReference a namespace's parent
+// label is verified into), never by a label alone: each parent must exist
+// with the recorded UID and be a tenant namespace; the walk stops at the
+// first that is not (a parent re-created under the same name is not an
+// ancestor of its namespace's former children), at a namespace with no
+// recorded parent, or at tenant-root, which has no parent.
 func Ancestors(ctx context.Context, c client.Reader, ns *corev1.Namespace) ([]string, error) {
 	var out []string
 	seen := map[string]bool{ns.Name: true}
@@ -157,11 +181,18 @@ func Ancestors(ctx context.Context, c client.Reader, ns *corev1.Namespace) ([]st
 		if parent == "" || seen[parent] {
 			break
 		}
+		owner := ParentOwner(cur)
+		if owner == nil {
+			break
+		}
 		next := &corev1.Namespace{}
 		if err := c.Get(ctx, client.ObjectKey{Name: parent}, next); apierrors.IsNotFound(err) {
 			break
 		} else if err != nil {
 			return nil, err
+		}
+		if next.UID != owner.UID {
+			break
 		}
 		if _, ok := next.Labels[v1alpha1.LabelTenant]; !ok {
 			break
@@ -200,14 +231,24 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	if ns.DeletionTimestamp != nil {
-		// What was written here goes with the namespace (the
-		// ClusterRoleBinding is owned by it).
-		return reconcile.Result{}, nil
+		// What was written here goes with the namespace, but only after
+		// the last release that installs as it (FinalizerTenantReleases);
+		// the ClusterRoleBinding is owned by the namespace, so garbage
+		// collection takes it after the namespace is gone.
+		_, err := r.releaseFinalizers(ctx, ns.Name)
+		return reconcile.Result{}, err
 	}
 	if _, ok := ns.Labels[v1alpha1.LabelTenant]; !ok {
 		// No longer a tenant: no tenant group or installer keeps rights
 		// here.
 		return reconcile.Result{}, r.unbind(ctx, ns.Name)
+	}
+	if ns.Labels[v1alpha1.LabelParent] != "" && ParentOwner(ns) == nil {
+		// First seen: the parent the label names becomes an ancestor only
+		// once verified and recorded by UID.
+		if err := r.recordParent(ctx, ns); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	ancestors, err := Ancestors(ctx, r.client, ns)
 	if err != nil {
@@ -264,33 +305,48 @@ func (r *reconciler) unbind(ctx context.Context, ns string) error {
 
 // deleteWritten deletes the ServiceAccounts and RoleBindings of namespace
 // ns that sel selects, but those keep names ("ServiceAccount/<name>",
-// "RoleBinding/<name>").
+// "RoleBinding/<name>"). Their FinalizerTenantReleases goes first: they
+// are no longer wanted in a namespace that stays.
 func (r *reconciler) deleteWritten(ctx context.Context, ns string, sel client.MatchingLabels, keep map[string]bool) error {
-	var sas corev1.ServiceAccountList
-	if err := r.client.List(ctx, &sas, client.InNamespace(ns), sel); err != nil {
+	objs, err := r.written(ctx, ns, sel)
+	if err != nil {
 		return err
 	}
-	var rbs rbacv1.RoleBindingList
-	if err := r.client.List(ctx, &rbs, client.InNamespace(ns), sel); err != nil {
-		return err
-	}
-	var stale []client.Object
-	for i := range sas.Items {
-		if !keep["ServiceAccount/"+sas.Items[i].Name] {
-			stale = append(stale, &sas.Items[i])
+	for _, o := range objs {
+		if keep[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName()] {
+			continue
 		}
-	}
-	for i := range rbs.Items {
-		if !keep["RoleBinding/"+rbs.Items[i].Name] {
-			stale = append(stale, &rbs.Items[i])
+		if err := r.dropFinalizer(ctx, o); err != nil {
+			return err
 		}
-	}
-	for _, o := range stale {
 		if err := r.client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("delete %s in %s: %w", o.GetName(), ns, err)
 		}
 	}
 	return nil
+}
+
+// written lists the ServiceAccounts and RoleBindings of namespace ns that
+// sel selects, each with its kind set.
+func (r *reconciler) written(ctx context.Context, ns string, sel client.MatchingLabels) ([]client.Object, error) {
+	var sas corev1.ServiceAccountList
+	if err := r.client.List(ctx, &sas, client.InNamespace(ns), sel); err != nil {
+		return nil, err
+	}
+	var rbs rbacv1.RoleBindingList
+	if err := r.client.List(ctx, &rbs, client.InNamespace(ns), sel); err != nil {
+		return nil, err
+	}
+	var out []client.Object
+	for i := range sas.Items {
+		sas.Items[i].SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceAccount"))
+		out = append(out, &sas.Items[i])
+	}
+	for i := range rbs.Items {
+		rbs.Items[i].SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind("RoleBinding"))
+		out = append(out, &rbs.Items[i])
+	}
+	return out, nil
 }
 
 // labelCatalogInstaller marks the ServiceAccount and RoleBinding of one
@@ -308,8 +364,9 @@ const labelCatalogInstaller = "cozystack.io/catalog-installer"
 // RoleBinding and its ClusterRoleBinding.
 func Objects(ns *corev1.Namespace, chain []string, installers map[string]string) []client.Object {
 	managed := map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController}
+	// Each outlives the releases of the namespace (FinalizerTenantReleases).
 	meta := func(name string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: name, Namespace: ns.Name, Labels: managed}
+		return metav1.ObjectMeta{Name: name, Namespace: ns.Name, Labels: managed, Finalizers: []string{FinalizerTenantReleases}}
 	}
 	rbTypes := metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"}
 	clusterRole := func(name string) rbacv1.RoleRef {

@@ -1,12 +1,14 @@
 package tenantrbac
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The subjects of a level are the groups of that level and above, of the
@@ -38,14 +40,20 @@ func TestSubjects(t *testing.T) {
 
 // A tenant namespace holds four tenant RoleBindings, the installer
 // ServiceAccounts (no token mounted) and their bindings, one per catalog
-// bound to that catalog's role; the Tenant chart's ClusterRoleBinding is
-// owned by the namespace, so it goes with it.
+// bound to that catalog's role, each held by FinalizerTenantReleases; the
+// Tenant chart's ClusterRoleBinding is owned by the namespace, so it goes
+// after it.
 func TestObjects(t *testing.T) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-acme", UID: "uid-1"}}
 	var got []string
 	installers := map[string]string{"services": "cozy:catalog:services:installer"}
 	for _, o := range Objects(ns, []string{"tenant-acme", "tenant-root"}, installers) {
 		got = append(got, o.GetObjectKind().GroupVersionKind().Kind+" "+o.GetNamespace()+"/"+o.GetName())
+		// What is written in the namespace outlives its releases; the
+		// ClusterRoleBinding goes after the namespace (garbage collection).
+		if hold := slices.Contains(o.GetFinalizers(), FinalizerTenantReleases); hold != (o.GetNamespace() != "") {
+			t.Errorf("%s %s: finalizers %v", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), o.GetFinalizers())
+		}
 		switch o := o.(type) {
 		case *corev1.ServiceAccount:
 			if o.AutomountServiceAccountToken == nil || *o.AutomountServiceAccountToken {
@@ -77,5 +85,35 @@ func TestObjects(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+}
+
+// The recorded parent is the ownerReference to the Namespace the parent
+// label names; any other owner, or none, records nothing.
+func TestParentOwner(t *testing.T) {
+	ref := func(kind, name string) metav1.OwnerReference {
+		return metav1.OwnerReference{APIVersion: "v1", Kind: kind, Name: name, UID: types.UID("uid-" + name)}
+	}
+	for _, tc := range []struct {
+		parent string
+		owners []metav1.OwnerReference
+		want   string
+	}{
+		{"tenant-a", []metav1.OwnerReference{ref("Namespace", "tenant-a")}, "uid-tenant-a"},
+		{"tenant-a", []metav1.OwnerReference{ref("ConfigMap", "tenant-a"), ref("Namespace", "tenant-b")}, ""},
+		{"tenant-a", nil, ""},
+		{"", []metav1.OwnerReference{ref("Namespace", "tenant-a")}, ""},
+	} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a-x", OwnerReferences: tc.owners}}
+		if tc.parent != "" {
+			ns.Labels = map[string]string{"namespace.cozystack.io/parent": tc.parent}
+		}
+		got := ""
+		if o := ParentOwner(ns); o != nil {
+			got = string(o.UID)
+		}
+		if got != tc.want {
+			t.Errorf("ParentOwner(parent %q, owners %v) = %q, want %q", tc.parent, tc.owners, got, tc.want)
+		}
 	}
 }

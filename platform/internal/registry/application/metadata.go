@@ -81,7 +81,13 @@ const reservedRule = "keys of cozystack.io, fluxcd.io and helm.sh (and their sub
 // validateReservedMetadata refuses reserved labels, annotations and
 // finalizers on app that the stored application old (nil on create) does
 // not carry with the same value: a tenant may keep what the platform set,
-// never add or change it. Labels the platform sets on the kind's every
+// never add or change it. A tenant adds no finalizer at all, reserved or
+// not (the allow-list of tenant finalizers is empty): the HelmRelease
+// would keep it, and deleting the tenant's namespace, which its parent
+// tenant may do at any time, would wait for it forever. A finalizer the
+// stored application has may stay or go, so anyone with the right to
+// update the application (the parent tenant's admins among them) can
+// remove one set before this rule. Labels the platform sets on the kind's every
 // release (ReservedLabel) are refused always: reads never show them, and
 // they would be overwritten.
 func validateReservedMetadata(k *appkinds.Kind, app, old *unstructured.Unstructured) field.ErrorList {
@@ -112,10 +118,16 @@ func validateReservedMetadata(k *appkinds.Kind, app, old *unstructured.Unstructu
 	check("label", metadataPath.Child("labels"), app.GetLabels(), oldLabels)
 	check("annotation", metadataPath.Child("annotations"), app.GetAnnotations(), oldAnnotations)
 	for i, f := range app.GetFinalizers() {
-		if ReservedFinalizer(f) && !slices.Contains(oldFinalizers, f) {
+		if slices.Contains(oldFinalizers, f) {
+			continue
+		}
+		if ReservedFinalizer(f) {
 			errs = append(errs, field.Forbidden(metadataPath.Child("finalizers").Index(i), fmt.Sprintf(
 				"finalizer %s is reserved: finalizers of cozystack.io, fluxcd.io and helm.sh belong to the platform and Flux (contract K1); remove it", f)))
+			continue
 		}
+		errs = append(errs, field.Forbidden(metadataPath.Child("finalizers").Index(i), fmt.Sprintf(
+			"finalizer %s: an application's finalizers belong to the platform and Flux, a tenant adds none (contract K1, Metadata the platform owns): one that only its holder removes would keep the tenant's namespace, and the parent deleting it, from ever finishing; remove it", f)))
 	}
 	return errs
 }

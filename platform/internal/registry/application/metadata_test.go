@@ -85,7 +85,10 @@ func TestReservedMetadataOnCreate(t *testing.T) {
 		{`annotations: {apps.cozystack.io/managed-fields: "[]"}`, "metadata.annotations[apps.cozystack.io/managed-fields]"},
 		{`finalizers: [finalizers.fluxcd.io]`, "metadata.finalizers[0]"},
 		{`annotations: {reconcile.fluxcd.io/requestedAt: "1", reconcile.fluxcd.io/forceAt: "1", reconcile.fluxcd.io/resetAt: "1"}`, ""},
-		{`labels: {app.kubernetes.io/name: db}, finalizers: [example.com/keep]`, ""},
+		{`labels: {app.kubernetes.io/name: db}`, ""},
+		// A tenant's own finalizer would hold its namespace's deletion.
+		{`finalizers: [example.com/keep]`, "metadata.finalizers[0]"},
+		{`finalizers: [kubernetes.io/pv-protection]`, "metadata.finalizers[0]"},
 	} {
 		t.Run(tc.meta, func(t *testing.T) {
 			name := fmt.Sprintf("m%d", i)
@@ -117,9 +120,10 @@ func TestReservedMetadataOnCreate(t *testing.T) {
 // leave it out, may be sent back unchanged, and may not be changed.
 func TestReservedMetadataOnUpdate(t *testing.T) {
 	f := newFixture(t, storageKind(t))
-	f.create("main", `{metadata: {finalizers: [example.com/keep]}, spec: {}}`)
+	f.create("main", `{spec: {}}`)
 	hr := f.mustHelmRelease("main")
-	hr.Finalizers = append(hr.Finalizers, "finalizers.fluxcd.io")
+	// A user's finalizer from before the rule, and helm-controller's.
+	hr.Finalizers = append(hr.Finalizers, "example.com/keep", "finalizers.fluxcd.io")
 	hr.Annotations = map[string]string{"sharding.fluxcd.io/key": "shard1"}
 	if err := f.c.Update(context.Background(), hr); err != nil {
 		t.Fatal(err)
@@ -162,6 +166,11 @@ func TestReservedMetadataOnUpdate(t *testing.T) {
 		if got := causes(t, update(mutate)); len(got) != 1 || got[0] != path {
 			t.Errorf("causes = %v, want [%s]", got, path)
 		}
+	}
+	// A finalizer of the tenant's own, added by an update: refused too.
+	err := update(func(u *unstructured.Unstructured) { u.SetFinalizers(append(u.GetFinalizers(), "example.com/hold")) })
+	if got := causes(t, err); len(got) != 1 || got[0] != "metadata.finalizers[1]" || !strings.Contains(err.Error(), "a tenant adds none") {
+		t.Errorf("update adding finalizer example.com/hold: causes %v, err %v", got, err)
 	}
 }
 

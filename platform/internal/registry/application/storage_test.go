@@ -824,7 +824,14 @@ func TestUpdateMissing(t *testing.T) {
 func TestDelete(t *testing.T) {
 	f := newFixture(t, storageKind(t))
 	f.create("gone", `spec: {}`)
-	f.create("held", `{metadata: {finalizers: [example.com/hold]}, spec: {}}`)
+	f.create("held", `spec: {}`)
+	// A finalizer on the HelmRelease (a tenant may not add one through
+	// the application, K1; one from before that rule).
+	heldHR := f.mustHelmRelease("held")
+	heldHR.Finalizers = append(heldHR.Finalizers, "example.com/hold")
+	if err := f.c.Update(context.Background(), heldHR); err != nil {
+		t.Fatal(err)
+	}
 	f.create("kept", `spec: {}`)
 
 	// Dry run deletes nothing.
