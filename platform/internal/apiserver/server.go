@@ -19,6 +19,7 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	basecompatibility "k8s.io/component-base/compatibility"
@@ -35,6 +36,7 @@ import (
 	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/platform/internal/install"
 	"cozystack.io/platform/internal/registry/application"
+	"cozystack.io/platform/internal/registry/core"
 	"cozystack.io/platform/internal/stackgrow"
 )
 
@@ -216,6 +218,15 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 	generic.Handler.NonGoRestfulMux.HandlePrefix(prefix+"/", apps)
 
 	s := &Server{Generic: generic, Applications: apps, cache: adCache, releases: releases, sharedInformers: cfg.SharedInformerFactory}
+	secrets, err := kubernetes.NewForConfig(backend)
+	if err != nil {
+		return nil, err
+	}
+	if err := installCore(generic, cfg, map[string]rest.Storage{
+		core.TenantSecretsResource: &core.TenantSecrets{Secrets: secrets, Releases: c, Kinds: func() *appkinds.Set { return s.watcher.Current() }},
+	}); err != nil {
+		return nil, err
+	}
 	if o.RegisterLocal != "" {
 		reg, err := localRegistration(o)
 		if err != nil {
