@@ -76,12 +76,18 @@ type Options struct {
 	// Limits bound the work of one request and of one user
 	// (DefaultRequestLimits).
 	Limits RequestLimits
+	// RestoreIdentities are the users that may set an application's
+	// restore-only fields (contract K1, "Restore-only fields"): the
+	// identity of the backup core, whose restore creates the new
+	// application through this API (default
+	// application.DefaultRestoreIdentity).
+	RestoreIdentities []string
 }
 
 // NewOptions returns the defaults: secure port 7443 on all addresses.
 func NewOptions() *Options {
 	o := &Options{Recommended: genericoptions.NewRecommendedOptions("", Codecs.LegacyCodec(GroupVersion)), BackendQPS: 500, BackendBurst: 1000,
-		MemoryLimit: DefaultMemoryLimit, Limits: DefaultRequestLimits}
+		MemoryLimit: DefaultMemoryLimit, Limits: DefaultRequestLimits, RestoreIdentities: []string{application.DefaultRestoreIdentity}}
 	o.Recommended.Etcd = nil
 	o.Recommended.SecureServing.BindPort = 7443
 	// Every request reaches this server through kube-apiserver's
@@ -103,6 +109,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Limits.MaxDepth, "max-request-depth", o.Limits.MaxDepth, "deepest nesting of objects and arrays a request body may have; deeper bodies are refused with 400 before they are decoded")
 	fs.IntVar(&o.Limits.PerUser, "max-requests-per-user", o.Limits.PerUser, "requests (other than watches) one user may have in flight; more get 429 Too Many Requests (0: no limit)")
 	fs.IntVar(&o.Limits.WatchesPerUser, "max-watches-per-user", o.Limits.WatchesPerUser, "watches one user may have open; more get 429 Too Many Requests (0: no limit)")
+	fs.StringSliceVar(&o.RestoreIdentities, "restore-identity", o.RestoreIdentities, "user name of the backup core (cozystack-controller), the only identity that may set or change an application's restore-only fields (x-cozystack-restore-only, e.g. Postgres bootstrap.recovery); repeat or comma-separate for several")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "soft limit of the Go runtime's memory (a quantity, e.g. 100Mi; 0 for none), so that the heap left behind by a large list is returned to the system; the GOMEMLIMIT environment variable, when set, wins")
 }
 
@@ -195,7 +202,8 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	storageBackend := application.Backend{Client: c, Lister: lister, Releases: releases, Authorizer: cfg.Authorization.Authorizer}
+	storageBackend := application.Backend{Client: c, Lister: lister, Releases: releases, Authorizer: cfg.Authorization.Authorizer,
+		RestoreIdentities: o.RestoreIdentities}
 	if cfg.SharedInformerFactory != nil {
 		// The same namespace informer NamespaceLifecycle admission uses.
 		storageBackend.Namespaces = cfg.SharedInformerFactory.Core().V1().Namespaces().Lister()

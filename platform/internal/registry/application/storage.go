@@ -77,6 +77,10 @@ type Backend struct {
 	// SubjectAccessReviews): owner references an application adds are
 	// checked with the requester's rights. Without it they are refused.
 	Authorizer authorizer.Authorizer
+	// RestoreIdentities are the user names that may set restore-only
+	// fields (contract K1, "Restore-only fields"): the backup core's
+	// identity, which creates restored applications; none when empty.
+	RestoreIdentities []string
 }
 
 // NewREST returns the storage of kind. The backend's parts are the
@@ -84,7 +88,7 @@ type Backend struct {
 func NewREST(kind *appkinds.Kind, b Backend) *REST {
 	epoch, _ := strconv.ParseUint(kind.ResourceVersion, 10, 64)
 	return &REST{kind: kind, client: b.Client, releases: b.Releases, lister: b.Lister,
-		strategy:  &strategy{kind: kind, client: b.Client, authorizer: b.Authorizer, ns: b.Namespaces},
+		strategy:  &strategy{kind: kind, client: b.Client, authorizer: b.Authorizer, ns: b.Namespaces, restorers: b.RestoreIdentities},
 		destroyed: make(chan struct{}), epoch: epoch}
 }
 

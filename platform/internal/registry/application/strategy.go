@@ -44,6 +44,8 @@ type strategy struct {
 	// ns tells a namespace's tenant labels (validateHosts,
 	// validateTenantNamespace); nil when the server runs without it.
 	ns corelisters.NamespaceLister
+	// restorers may set restore-only fields (validateRestoreOnly).
+	restorers []string
 }
 
 // PrepareForCreate clears what a create may not set (the system fields:
@@ -85,7 +87,8 @@ var (
 // rules, labels, annotations, owner references, finalizers), the metadata
 // the platform reserves (validateReservedMetadata), owner references with
 // the requester's rights (validateOwnerReferences), the spec (see
-// validateSpec) and its hosts (validateHosts). It prunes unknown
+// validateSpec), its hosts (validateHosts) and its restore-only fields
+// (validateRestoreOnly). It prunes unknown
 // spec fields from app unless the directive rejects them.
 func (s *strategy) validateCreate(ctx context.Context, app *unstructured.Unstructured, directive string) field.ErrorList {
 	errs := validation.ValidateObjectMetaAccessor(app, true, s.validateName, metadataPath)
@@ -93,6 +96,7 @@ func (s *strategy) validateCreate(ctx context.Context, app *unstructured.Unstruc
 	errs = append(errs, s.validateOwnerReferences(ctx, app, nil)...)
 	errs = append(errs, s.validateSpec(ctx, app, nil, directive)...)
 	errs = append(errs, s.validateHosts(app, nil)...)
+	errs = append(errs, s.validateRestoreOnly(ctx, app, nil)...)
 	return append(errs, s.validateTenantNamespace(ctx, app)...)
 }
 
@@ -105,6 +109,7 @@ func (s *strategy) validateUpdate(ctx context.Context, app, old *unstructured.Un
 	errs = append(errs, validateReservedMetadata(s.kind, app, old)...)
 	errs = append(errs, s.validateOwnerReferences(ctx, app, old)...)
 	errs = append(errs, s.validateSpec(ctx, app, old, directive)...)
+	errs = append(errs, s.validateRestoreOnly(ctx, app, old)...)
 	return append(errs, s.validateHosts(app, old)...)
 }
 
