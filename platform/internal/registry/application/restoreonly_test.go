@@ -27,7 +27,7 @@ func TestRestoreOnlyRule(t *testing.T) {
 	s := &strategy{kind: compileKind(t, postgresAD(restoreOnlySchema)), restorers: []string{"core"}}
 	for _, tc := range []struct {
 		name, user, spec, old string
-		refused             []string
+		refused               []string
 	}{
 		{name: "nothing set", user: "tenant", spec: `{size: 1Gi}`},
 		{name: "empty object", user: "tenant", spec: `{bootstrap: {recovery: {}}}`},
