@@ -156,8 +156,9 @@ func TestTenantSecretsFollowTheADRules(t *testing.T) {
 
 // TestTenantsReadNoRawSecrets (contract K5, "Tenant roles"): a driver's
 // copy of the platform's object-store credentials in tenant-alice (as the
-// CNPG driver projects it, "<cluster>-backup-credentials") is readable by
-// no group of alice nor of bob (get, list, watch on Secrets,
+// CNPG driver projects them, "<cluster>-backup-credentials" and a
+// restore's "<release>-recovery-credentials") is readable by no group of
+// alice nor of bob (get, list, watch on Secrets,
 // SubjectAccessReview); TenantSecrets are readable from use up in one's own
 // namespace only, and a request of bob's use group for alice's is refused
 // 403 by kube-apiserver.
@@ -165,8 +166,29 @@ func TestTenantsReadNoRawSecrets(t *testing.T) {
 	start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	copyName := "postgres-db-backup-credentials"
-	mustCreate(t, ctx, secret(alice, copyName, "", nil))
+	// The CNPG driver's two copies: the Cluster's archive credentials and
+	// a restore's recovery credentials ("<release>-recovery-credentials").
+	for _, copyName := range []string{"postgres-db-backup-credentials", "postgres-db2-recovery-credentials"} {
+		mustCreate(t, ctx, secret(alice, copyName, "", nil))
+		checkNoRawRead(t, ctx, copyName)
+	}
+	for _, group := range []string{v1alpha1.TenantGroup(bob, v1alpha1.TenantLevelUse), v1alpha1.TenantGroup(bob, v1alpha1.TenantLevelSuperAdmin), v1alpha1.TenantGroup(alice, v1alpha1.TenantLevelView)} {
+		_, err := as(t, group).Resource(tsGVR).Namespace(alice).List(ctx, metav1.ListOptions{})
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("list tenantsecrets in %s as %s: %v, want 403 Forbidden", alice, group, err)
+		}
+	}
+	if _, err := as(t, v1alpha1.TenantGroup(alice, v1alpha1.TenantLevelAdmin)).Resource(corev1.SchemeGroupVersion.WithResource("secrets")).
+		Namespace(alice).Get(ctx, "postgres-db-backup-credentials", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("get secret postgres-db-backup-credentials as %s-admin: %v, want 403 Forbidden", alice, err)
+	}
+}
+
+// checkNoRawRead: no group of alice or bob may get, list or watch Secrets
+// in alice's namespace (copyName for get); TenantSecrets only alice's use
+// and above.
+func checkNoRawRead(t *testing.T, ctx context.Context, copyName string) {
+	t.Helper()
 	for _, home := range []string{alice, bob} {
 		for _, level := range v1alpha1.TenantLevels {
 			group := v1alpha1.TenantGroup(home, level)
@@ -191,15 +213,5 @@ func TestTenantsReadNoRawSecrets(t *testing.T) {
 				}
 			}
 		}
-	}
-	for _, group := range []string{v1alpha1.TenantGroup(bob, v1alpha1.TenantLevelUse), v1alpha1.TenantGroup(bob, v1alpha1.TenantLevelSuperAdmin), v1alpha1.TenantGroup(alice, v1alpha1.TenantLevelView)} {
-		_, err := as(t, group).Resource(tsGVR).Namespace(alice).List(ctx, metav1.ListOptions{})
-		if !apierrors.IsForbidden(err) {
-			t.Errorf("list tenantsecrets in %s as %s: %v, want 403 Forbidden", alice, group, err)
-		}
-	}
-	if _, err := as(t, v1alpha1.TenantGroup(alice, v1alpha1.TenantLevelAdmin)).Resource(corev1.SchemeGroupVersion.WithResource("secrets")).
-		Namespace(alice).Get(ctx, copyName, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("get secret %s as %s-admin: %v, want 403 Forbidden", copyName, alice, err)
 	}
 }
