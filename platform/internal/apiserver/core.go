@@ -28,8 +28,9 @@ const CoreAPIServiceName = "v1alpha1.core.cozystack.io"
 // own behind the generic server's NonGoRestfulMux, so the generic server
 // needs no OpenAPI models of it), with /apis discovery. Authentication,
 // authorization and the other filters are the generic server's, around
-// every path.
-func installCore(generic *genericapiserver.GenericAPIServer, cfg *genericapiserver.RecommendedConfig, storage map[string]rest.Storage) error {
+// every path; wrap adds the per-user request limits the application group
+// has (one count per user across both groups).
+func installCore(generic *genericapiserver.GenericAPIServer, cfg *genericapiserver.RecommendedConfig, storage map[string]rest.Storage, wrap func(http.Handler) http.Handler) error {
 	served := map[string][]string{}
 	for r := range storage {
 		served[r] = []string{core.GroupVersion.String()}
@@ -69,8 +70,9 @@ func installCore(generic *genericapiserver.GenericAPIServer, cfg *genericapiserv
 	}
 	container.Add(discovery.NewAPIGroupHandler(core.Codecs, group).WebService())
 	prefix := "/apis/" + core.GroupName
-	generic.Handler.NonGoRestfulMux.Handle(prefix, container)
-	generic.Handler.NonGoRestfulMux.HandlePrefix(prefix+"/", container)
+	h := wrap(container)
+	generic.Handler.NonGoRestfulMux.Handle(prefix, h)
+	generic.Handler.NonGoRestfulMux.HandlePrefix(prefix+"/", h)
 	generic.DiscoveryGroupManager.AddGroup(group)
 	if generic.AggregatedDiscoveryGroupManager != nil {
 		generic.AggregatedDiscoveryGroupManager.AddGroupVersion(core.GroupName, apidiscoveryv2.APIVersionDiscovery{

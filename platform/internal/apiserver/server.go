@@ -232,7 +232,7 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 	}
 	if err := installCore(generic, cfg, map[string]rest.Storage{
 		core.TenantSecretsResource: &core.TenantSecrets{Secrets: secrets, Releases: c, Kinds: func() *appkinds.Set { return s.watcher.Current() }},
-	}); err != nil {
+	}, apps.limited); err != nil {
 		return nil, err
 	}
 	if o.RegisterLocal != "" {
