@@ -59,7 +59,7 @@ demo: build api
 	@$(LOCAL) run cozystack-api --health https://127.0.0.1:$(API_PORT)/readyz -- $(CACHE)/bin/cozystack-api \
 		--kubeconfig $(STATE)/kubeconfig --bind-address 127.0.0.1 --secure-port $(API_PORT) \
 		--tls-cert-file $(STATE)/cozystack-api.crt --tls-private-key-file $(STATE)/cozystack-api.key \
-		--install-crds --apiservice v1alpha1.apps.cozystack.io \
+		--install-crds --apiservice v1alpha1.apps.cozystack.io --restore-identity cozystack-admin \
 		--register-local cozy-system/cozystack-api --register-ca-file $(STATE)/pki/ca.crt
 	@$(LOCAL) run cozystack-controller --health http://127.0.0.1:$(CONTROLLER_HEALTH_PORT)/readyz --health-mode http -- $(CACHE)/bin/cozystack-controller \
 		--kubeconfig $(STATE)/kubeconfig --install-crds \

@@ -181,9 +181,9 @@ func (c *adCheck) checkOpenAPISchema(a *ad) []Finding {
 	walkSchema(doc, nil, func(node map[string]any, ptr []string) {
 		for _, k := range sortedKeys(node) {
 			switch {
-			case strings.HasPrefix(k, "x-cozystack-") && k != "x-cozystack-options" && k != "x-cozystack-widget" && k != "x-cozystack-host":
+			case strings.HasPrefix(k, "x-cozystack-") && k != "x-cozystack-options" && k != "x-cozystack-widget" && k != "x-cozystack-host" && k != "x-cozystack-restore-only":
 				out = append(out, a.schemaFinding("K1-openapi-schema", Error, append(slices.Clone(ptr), k),
-					fmt.Sprintf("unknown extension keyword %s", k), "use x-cozystack-options, x-cozystack-widget or x-cozystack-host (k1-application.md), or remove it"))
+					fmt.Sprintf("unknown extension keyword %s", k), "use x-cozystack-options, x-cozystack-widget, x-cozystack-host or x-cozystack-restore-only (k1-application.md), or remove it"))
 			}
 		}
 	})

@@ -207,6 +207,8 @@ func TestK1MetaSchema(t *testing.T) {
 		`{"type":"object","properties":{"a":{"type":"integer","x-cozystack-host":true}}}`:                                                        "/properties/a/type",
 		`{"type":"object","properties":{"a":{"type":"string","x-cozystack-host":false}}}`:                                                        "/properties/a/x-cozystack-host",
 		`{"type":"object","properties":{"a":{"type":"strin"}}}`:                                                                                  "/properties/a/type",
+		`{"type":"object","properties":{"a":{"type":"object","x-cozystack-restore-only":true}}}`:                                                 "",
+		`{"type":"object","properties":{"a":{"type":"string","x-cozystack-restore-only":"yes"}}}`:                                                "/properties/a/x-cozystack-restore-only",
 		`{"type":"object","properties":{"a":{"type":"string","x-cozystack-options":{"source":"gpu","filter":"x"}}}}`:                             "filter",
 	} {
 		v, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))

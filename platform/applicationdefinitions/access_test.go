@@ -35,22 +35,24 @@ type accessRow struct {
 }
 
 var (
-	helmReleases   = helmv2.GroupVersion.WithResource("helmreleases")
-	secretsGVR     = corev1.SchemeGroupVersion.WithResource("secrets")
-	configMapsGVR  = corev1.SchemeGroupVersion.WithResource("configmaps")
-	podsGVR        = corev1.SchemeGroupVersion.WithResource("pods")
-	packagesGVR    = v1alpha1.GroupVersion.WithResource("packages")
-	sourcesGVR     = v1alpha1.GroupVersion.WithResource("packagesources")
-	clusterValsGVR = v1alpha1.GroupVersion.WithResource("clustervalues")
-	roleBindings   = rbacv1.SchemeGroupVersion.WithResource("rolebindings")
-	backupsGroup   = schema.GroupVersion{Group: "backups.cozystack.io", Version: "v1alpha1"}
-	plansGVR       = backupsGroup.WithResource("plans")
-	backupJobsGVR  = backupsGroup.WithResource("backupjobs")
-	backupsGVR     = backupsGroup.WithResource("backups")
-	restoreJobsGVR = backupsGroup.WithResource("restorejobs")
-	grantsGVR      = backupsGroup.WithResource("backupgrants")
-	classesGVR     = backupsGroup.WithResource("backupclasses")
-	driversGVR     = backupsGroup.WithResource("backupdrivers")
+	helmReleases = helmv2.GroupVersion.WithResource("helmreleases")
+	secretsGVR   = corev1.SchemeGroupVersion.WithResource("secrets")
+	// tenantSecretsGVR is served by cozystack-api (core.cozystack.io).
+	tenantSecretsGVR = schema.GroupVersionResource{Group: "core.cozystack.io", Version: "v1alpha1", Resource: "tenantsecrets"}
+	configMapsGVR    = corev1.SchemeGroupVersion.WithResource("configmaps")
+	podsGVR          = corev1.SchemeGroupVersion.WithResource("pods")
+	packagesGVR      = v1alpha1.GroupVersion.WithResource("packages")
+	sourcesGVR       = v1alpha1.GroupVersion.WithResource("packagesources")
+	clusterValsGVR   = v1alpha1.GroupVersion.WithResource("clustervalues")
+	roleBindings     = rbacv1.SchemeGroupVersion.WithResource("rolebindings")
+	backupsGroup     = schema.GroupVersion{Group: "backups.cozystack.io", Version: "v1alpha1"}
+	plansGVR         = backupsGroup.WithResource("plans")
+	backupJobsGVR    = backupsGroup.WithResource("backupjobs")
+	backupsGVR       = backupsGroup.WithResource("backups")
+	restoreJobsGVR   = backupsGroup.WithResource("restorejobs")
+	grantsGVR        = backupsGroup.WithResource("backupgrants")
+	classesGVR       = backupsGroup.WithResource("backupclasses")
+	driversGVR       = backupsGroup.WithResource("backupdrivers")
 )
 
 // accessTable is contract K5's tenant roles ("Tenant roles",
@@ -66,8 +68,12 @@ var accessTable = []accessRow{
 	{gvr: tenants, verb: "create", least: "super-admin"},
 	{gvr: tenants, verb: "delete", name: "absent", least: "super-admin"},
 	{gvr: podsGVR, verb: "list", least: "view"},
-	{gvr: secretsGVR, verb: "list", least: "use"},
-	{gvr: secretsGVR, verb: "get", name: "absent", least: "use"},
+	// Secrets only as TenantSecrets (core.cozystack.io): a driver keeps
+	// credentials beside the objects that use them (K5, "Tenant roles").
+	{gvr: secretsGVR, verb: "list"},
+	{gvr: secretsGVR, verb: "get", name: "absent"},
+	{gvr: tenantSecretsGVR, verb: "list", least: "use"},
+	{gvr: tenantSecretsGVR, verb: "get", name: "absent", least: "use"},
 	{gvr: secretsGVR, verb: "create"},
 	{gvr: secretsGVR, verb: "delete", name: "absent"},
 	{gvr: helmReleases, verb: "get", name: "absent"},

@@ -19,6 +19,7 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	basecompatibility "k8s.io/component-base/compatibility"
@@ -35,6 +36,7 @@ import (
 	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/platform/internal/install"
 	"cozystack.io/platform/internal/registry/application"
+	"cozystack.io/platform/internal/registry/core"
 	"cozystack.io/platform/internal/stackgrow"
 )
 
@@ -79,12 +81,19 @@ type Options struct {
 	// application.DefaultRootChildTenants). A Tenant's own namespace is
 	// bounded by its spec.childTenants.
 	RootChildTenants int
+	// RestoreIdentities are the users that may set an application's
+	// restore-only fields (contract K1, "Restore-only fields"): the
+	// identity of the backup core, whose restore creates the new
+	// application through this API (default
+	// application.DefaultRestoreIdentity).
+	RestoreIdentities []string
 }
 
 // NewOptions returns the defaults: secure port 7443 on all addresses.
 func NewOptions() *Options {
 	o := &Options{Recommended: genericoptions.NewRecommendedOptions("", Codecs.LegacyCodec(GroupVersion)), BackendQPS: 500, BackendBurst: 1000,
-		MemoryLimit: DefaultMemoryLimit, Limits: DefaultRequestLimits, RootChildTenants: application.DefaultRootChildTenants}
+		MemoryLimit: DefaultMemoryLimit, Limits: DefaultRequestLimits, RootChildTenants: application.DefaultRootChildTenants,
+		RestoreIdentities: []string{application.DefaultRestoreIdentity}}
 	o.Recommended.Etcd = nil
 	o.Recommended.SecureServing.BindPort = 7443
 	// Every request reaches this server through kube-apiserver's
@@ -107,6 +116,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Limits.PerUser, "max-requests-per-user", o.Limits.PerUser, "requests (other than watches) one user may have in flight; more get 429 Too Many Requests (0: no limit)")
 	fs.IntVar(&o.Limits.WatchesPerUser, "max-watches-per-user", o.Limits.WatchesPerUser, "watches one user may have open; more get 429 Too Many Requests (0: no limit)")
 	fs.IntVar(&o.RootChildTenants, "root-child-tenants", o.RootChildTenants, "child Tenants a namespace that no Tenant renders (tenant-root) may hold; a Tenant's own namespace holds at most its spec.childTenants (contract K2, Tenant quotas)")
+	fs.StringSliceVar(&o.RestoreIdentities, "restore-identity", o.RestoreIdentities, "user name of the backup core (cozystack-controller), the only identity that may set or change an application's restore-only fields (x-cozystack-restore-only, e.g. Postgres bootstrap.recovery); repeat or comma-separate for several")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "soft limit of the Go runtime's memory (a quantity, e.g. 100Mi; 0 for none), so that the heap left behind by a large list is returned to the system; the GOMEMLIMIT environment variable, when set, wins")
 }
 
@@ -200,7 +210,7 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 		return nil, err
 	}
 	storageBackend := application.Backend{Client: c, Lister: lister, Releases: releases, Authorizer: cfg.Authorization.Authorizer,
-		RootChildTenants: o.RootChildTenants}
+		RootChildTenants: o.RootChildTenants, RestoreIdentities: o.RestoreIdentities}
 	if cfg.SharedInformerFactory != nil {
 		// The same namespace informer NamespaceLifecycle admission uses.
 		storageBackend.Namespaces = cfg.SharedInformerFactory.Core().V1().Namespaces().Lister()
@@ -223,6 +233,15 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 	generic.Handler.NonGoRestfulMux.HandlePrefix(prefix+"/", apps)
 
 	s := &Server{Generic: generic, Applications: apps, cache: adCache, releases: releases, sharedInformers: cfg.SharedInformerFactory}
+	secrets, err := kubernetes.NewForConfig(backend)
+	if err != nil {
+		return nil, err
+	}
+	if err := installCore(generic, cfg, map[string]rest.Storage{
+		core.TenantSecretsResource: &core.TenantSecrets{Secrets: secrets, Releases: c, Kinds: func() *appkinds.Set { return s.watcher.Current() }},
+	}, apps.limited); err != nil {
+		return nil, err
+	}
 	if o.RegisterLocal != "" {
 		reg, err := localRegistration(o)
 		if err != nil {

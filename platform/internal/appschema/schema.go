@@ -415,3 +415,76 @@ func walkHosts(schema map[string]any, v any, path *field.Path, out *[]HostField)
 		}
 	}
 }
+
+// RestoreOnlyField is a value of spec in a field whose schema says
+// "x-cozystack-restore-only": true (contract K1, "Restore-only fields"):
+// only the backup core's restore sets it.
+type RestoreOnlyField struct {
+	Path  *field.Path
+	Value any
+}
+
+// RestoreOnly returns every non-empty value in spec at a field marked
+// x-cozystack-restore-only, in a stable order, through properties, items
+// and additionalProperties. Empty is absent, null, "", an empty list or an
+// object whose every value is empty (so a schema default of {} sets
+// nothing).
+func (s *Schema) RestoreOnly(spec map[string]any) []RestoreOnlyField {
+	var out []RestoreOnlyField
+	walkRestoreOnly(s.raw, spec, field.NewPath("spec"), &out)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path.String() < out[j].Path.String() })
+	return slices.CompactFunc(out, func(a, b RestoreOnlyField) bool { return a.Path.String() == b.Path.String() })
+}
+
+// IsEmpty reports whether v is empty as RestoreOnly counts it.
+func IsEmpty(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case string:
+		return t == ""
+	case []any:
+		return len(t) == 0
+	case map[string]any:
+		for _, x := range t {
+			if !IsEmpty(x) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func walkRestoreOnly(schema map[string]any, v any, path *field.Path, out *[]RestoreOnlyField) {
+	if IsEmpty(v) {
+		return
+	}
+	for _, node := range valuesschema.Branches(schema) {
+		if ro, _ := node["x-cozystack-restore-only"].(bool); ro {
+			*out = append(*out, RestoreOnlyField{Path: path, Value: v})
+			return
+		}
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for _, node := range valuesschema.Branches(schema) {
+			props, _ := node["properties"].(map[string]any)
+			for _, name := range sortedKeys(t) {
+				if ps, ok := props[name].(map[string]any); ok {
+					walkRestoreOnly(ps, t[name], path.Child(name), out)
+				} else if ap, ok := node["additionalProperties"].(map[string]any); ok {
+					walkRestoreOnly(ap, t[name], path.Key(name), out)
+				}
+			}
+		}
+	case []any:
+		for _, node := range valuesschema.Branches(schema) {
+			if items, ok := node["items"].(map[string]any); ok {
+				for i, x := range t {
+					walkRestoreOnly(items, x, path.Index(i), out)
+				}
+			}
+		}
+	}
+}

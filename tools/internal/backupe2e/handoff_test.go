@@ -216,8 +216,10 @@ func TestHandoffToCatalogDriver(t *testing.T) {
 		t.Errorf("the CNPG Backup is of the Cluster %q, want postgres-%s", name, appName)
 	}
 	cluster := getCluster(t, c)
-	if got, _, _ := unstructured.NestedString(cluster.Object, "spec", "backup", "barmanObjectStore", "destinationPath"); got != destination {
-		t.Errorf("the Cluster's spec.backup.barmanObjectStore.destinationPath is %q, want %q", got, destination)
+	// The tenant namespace's own path of the shared store (k7-backup-driver.md,
+	// "Tenant isolation").
+	if got, _, _ := unstructured.NestedString(cluster.Object, "spec", "backup", "barmanObjectStore", "destinationPath"); got != destination+"/"+appNS {
+		t.Errorf("the Cluster's spec.backup.barmanObjectStore.destinationPath is %q, want %q", got, destination+"/"+appNS)
 	}
 	t.Logf("the catalog's driver runs job2 (%s)", time.Since(began).Round(time.Millisecond))
 

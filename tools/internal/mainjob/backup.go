@@ -486,7 +486,8 @@ func completeCNPGBackup(ctx context.Context, j *job, u *unstructured.Unstructure
 	id := time.Now().UTC().Format("20060102T150405")
 	st := map[string]any{
 		"phase": "completed", "method": "barmanObjectStore", "serverName": cluster,
-		"destinationPath": objectStorePath, "backupId": id, "backupName": "backup-" + id,
+		// The CNPG driver points each Cluster at its namespace's own path.
+		"destinationPath": objectStorePath + "/" + u.GetNamespace(), "backupId": id, "backupName": "backup-" + id,
 		"beginWal": "000000010000000000000002", "endWal": "000000010000000000000003",
 		"beginLSN": "0/2000028", "endLSN": "0/3000060", "startedAt": now, "stoppedAt": now,
 	}

@@ -68,6 +68,8 @@ func TestMainJob(t *testing.T) {
 	start(t, dir, "cozystack-api", "https://127.0.0.1:"+apiPort+"/readyz", bin("platform/cmd/cozystack-api"),
 		"--kubeconfig", env.Kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", apiPort,
 		"--tls-cert-file", cert, "--tls-private-key-file", key, "--install-crds", "--apiservice", "v1alpha1.apps.cozystack.io",
+		// cozystack-controller runs with the admin's kubeconfig here.
+		"--restore-identity", localcp.AdminIdentity.User,
 		"--register-local", "cozy-system/cozystack-api", "--register-ca-file", env.PKI().CACert())
 	health := port()
 	start(t, dir, "cozystack-controller", "http://127.0.0.1:"+health+"/readyz", bin("platform/cmd/cozystack-controller"),

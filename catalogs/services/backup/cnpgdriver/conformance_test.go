@@ -69,15 +69,22 @@ func TestConformance(t *testing.T) {
 			if err := c.Get(ctx, types.NamespacedName{Namespace: rj.Namespace, Name: name}, cl); err != nil {
 				return err
 			}
-			return checkRecovery(cl, name)
+			// The source Backup's own path: that of the namespace it was
+			// taken in.
+			from := rj.Spec.BackupRef.Namespace
+			if from == "" {
+				from = rj.Namespace
+			}
+			return checkRecovery(cl, name, cnpgdriver.TenantPath(destination, from))
 		},
 	})
 }
 
 // checkRecovery checks that cl, the Cluster of release, bootstraps from the
-// object store the driver's parameters name, with the credentials the
-// driver projects.
-func checkRecovery(cl *cnpgv1.Cluster, release string) error {
+// object store the driver's parameters name, at path (the source
+// namespace's own, cnpgdriver.TenantPath), with the credentials the driver
+// projects.
+func checkRecovery(cl *cnpgv1.Cluster, release, path string) error {
 	b := cl.Spec.Bootstrap
 	if b == nil || b.Recovery == nil || b.Recovery.Source != "origin" {
 		return fmt.Errorf("Cluster %s: bootstrap %+v, want recovery from the external cluster origin", cl.Name, b)
@@ -86,9 +93,9 @@ func checkRecovery(cl *cnpgv1.Cluster, release string) error {
 		return fmt.Errorf("Cluster %s: externalClusters %+v, want one object store", cl.Name, cl.Spec.ExternalClusters)
 	}
 	os := cl.Spec.ExternalClusters[0].BarmanObjectStore
-	if os.DestinationPath != destination || os.EndpointURL != endpoint || os.ServerName != cnpgdriver.ClusterName(app.Name) {
+	if os.DestinationPath != path || os.EndpointURL != endpoint || os.ServerName != cnpgdriver.ClusterName(app.Name) {
 		return fmt.Errorf("Cluster %s: object store %s %s server %s, want %s %s server %s", cl.Name,
-			os.DestinationPath, os.EndpointURL, os.ServerName, destination, endpoint, cnpgdriver.ClusterName(app.Name))
+			os.DestinationPath, os.EndpointURL, os.ServerName, path, endpoint, cnpgdriver.ClusterName(app.Name))
 	}
 	if os.AWS == nil || os.AWS.AccessKeyIDReference == nil || os.AWS.AccessKeyIDReference.Name != cnpgdriver.RecoverySecretName(release) {
 		return fmt.Errorf("Cluster %s: credentials %+v, want the Secret %s", cl.Name, os.AWS, cnpgdriver.RecoverySecretName(release))

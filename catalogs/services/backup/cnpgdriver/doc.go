@@ -37,7 +37,12 @@
 // label is the Cluster's UID so every backup adopts it) and the Cluster's
 // spec.backup.barmanObjectStore is set to the target by server-side apply
 // under the driver's field manager: CNPG takes a Backup's object store from
-// its Cluster, a Backup object has no destination of its own. With
+// its Cluster, a Backup object has no destination of its own. The target
+// is the namespace's own path of the store, TenantPath
+// ("<destinationPath>/<namespace>"), with the Cluster's name as barman's
+// serverName, so no two tenants' Clusters share a directory; the copy of
+// the store's credentials is readable by no tenant group (tenants read
+// Secrets only as TenantSecrets; k7-backup-driver.md, "Tenant isolation"). With
 // volumeSnapshot the Cluster's spec.backup.volumeSnapshot is set the same
 // way (CNPG refuses a volumeSnapshot Backup of a Cluster without it: "no
 // volumeSnapshot section defined on the target cluster"): className when
@@ -66,7 +71,9 @@
 // the new application's Cluster bootstrap with bootstrap.recovery: from
 // the object store through externalClusters (any namespace; the chart
 // reads credentials from the Secret "<release>-recovery-credentials",
-// which ReconcileRestore projects into the RestoreJob's namespace), or from
+// which ReconcileRestore projects into the RestoreJob's namespace once the
+// core has bound the run, i.e. after its BackupGrant check; the source's
+// own path and serverName come from the Backup's driverData), or from
 // the CNPG Backup by name for volumeSnapshot backups (same namespace only).
 // ReconcileRestore then waits for the new Cluster to report Ready (its
 // condition Ready, or phase "Cluster in healthy state" with every instance

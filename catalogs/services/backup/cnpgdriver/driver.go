@@ -149,9 +149,21 @@ func waiting(msg string) driver.Outcome {
 // base backups.
 func BackupSecretName(cluster string) string { return cluster + "-backup-credentials" }
 
+// TenantPath is where the Clusters of namespace ns archive in the object
+// store at destinationPath (a BackupClass's barmanObjectStore.destinationPath,
+// shared by every tenant): "<destinationPath>/<ns>", slashes between the two
+// trimmed, e.g. s3://bucket/pg/tenant-acme. With the Cluster's name as
+// barman's serverName, no two Clusters of the cluster ever share a barman
+// directory (k7-backup-driver.md, "Tenant isolation"): a namespace name
+// holds no "/", so one namespace's path is never inside another's.
+func TenantPath(destinationPath, ns string) string {
+	return strings.TrimRight(destinationPath, "/") + "/" + strings.Trim(ns, "/")
+}
+
 // configureCluster projects the credentials and points the Cluster's
-// spec.backup.barmanObjectStore at the target (server-side apply, the
-// driver's field manager): CNPG reads a Backup's object store from its
+// spec.backup.barmanObjectStore at the target, at the namespace's own
+// path (TenantPath) under the Cluster's name as serverName (server-side
+// apply, the driver's field manager): CNPG reads a Backup's object store from its
 // Cluster. The credentials' copy lives as long as the Cluster (it owns the
 // copy, whose run label is the Cluster's UID, so every backup of the
 // Cluster adopts the same copy and brings a rotated credential in line):
@@ -162,8 +174,10 @@ func (d *Driver) configureCluster(ctx context.Context, run *driver.BackupRun, cl
 	if err != nil {
 		return err
 	}
+	path := TenantPath(store.DestinationPath, cluster.Namespace)
 	want := map[string]any{
-		"destinationPath": store.DestinationPath,
+		"destinationPath": path,
+		"serverName":      cluster.Name,
 		"s3Credentials": map[string]any{
 			"accessKeyId":     map[string]any{"name": secret, "key": KeyAccessKeyID},
 			"secretAccessKey": map[string]any{"name": secret, "key": KeySecretAccessKey},
@@ -174,7 +188,7 @@ func (d *Driver) configureCluster(ctx context.Context, run *driver.BackupRun, cl
 	}
 	if b := cluster.Spec.Backup; b != nil && b.BarmanObjectStore != nil {
 		cur := b.BarmanObjectStore
-		if cur.DestinationPath == store.DestinationPath && cur.EndpointURL == store.EndpointURL && cur.AWS != nil &&
+		if cur.DestinationPath == path && cur.ServerName == cluster.Name && cur.EndpointURL == store.EndpointURL && cur.AWS != nil &&
 			cur.AWS.AccessKeyIDReference != nil && cur.AWS.AccessKeyIDReference.Name == secret {
 			return nil
 		}
@@ -294,7 +308,7 @@ func dataOf(bk *cnpgv1.Backup, cluster string, p *Parameters) DriverData {
 		// CNPG leaves the locator out on some errors; the parameters say
 		// where the Cluster was pointed.
 		if dd.DestinationPath == "" {
-			dd.DestinationPath = p.BarmanObjectStore.DestinationPath
+			dd.DestinationPath = TenantPath(p.BarmanObjectStore.DestinationPath, bk.Namespace)
 		}
 		if dd.EndpointURL == "" {
 			dd.EndpointURL = p.BarmanObjectStore.EndpointURL

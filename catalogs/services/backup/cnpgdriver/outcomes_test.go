@@ -151,9 +151,12 @@ func TestPhaseOutcomes(t *testing.T) {
 		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: bk.Spec.Cluster.Name}, cl); err != nil {
 			t.Fatal(err)
 		}
-		if s := cl.Spec.Backup; s == nil || s.BarmanObjectStore == nil || s.BarmanObjectStore.DestinationPath != destination ||
-			s.BarmanObjectStore.AWS == nil || s.BarmanObjectStore.AWS.AccessKeyIDReference == nil {
-			t.Fatalf("Cluster %s spec.backup %+v, want the object store %s with credentials", cl.Name, cl.Spec.Backup, destination)
+		// ... at the namespace's own path, under the Cluster's own name
+		// (k7-backup-driver.md, "Tenant isolation").
+		path := cnpgdriver.TenantPath(destination, ns)
+		if s := cl.Spec.Backup; s == nil || s.BarmanObjectStore == nil || s.BarmanObjectStore.DestinationPath != path ||
+			s.BarmanObjectStore.ServerName != cl.Name || s.BarmanObjectStore.AWS == nil || s.BarmanObjectStore.AWS.AccessKeyIDReference == nil {
+			t.Fatalf("Cluster %s spec.backup %+v, want the object store %s, server %s, with credentials", cl.Name, cl.Spec.Backup, path, cl.Name)
 		}
 		// ... the copy of the credentials the Cluster archives WAL with,
 		// owned by the Cluster.
@@ -179,7 +182,7 @@ func TestPhaseOutcomes(t *testing.T) {
 		if err := json.Unmarshal(b.Spec.DriverData.Raw, &dd); err != nil {
 			t.Fatal(err)
 		}
-		if dd.BackupName != bk.Name || dd.ServerName != cl.Name || dd.DestinationPath != destination || dd.BackupID == "" ||
+		if dd.BackupName != bk.Name || dd.ServerName != cl.Name || dd.DestinationPath != path || dd.BackupID == "" ||
 			dd.BeginWal == "" || dd.EndWal == "" || dd.BeginLSN == "" || dd.EndLSN == "" || dd.StartedAt == nil || dd.StoppedAt == nil {
 			t.Errorf("driverData %+v lacks CNPG's locator", dd)
 		}

@@ -21,7 +21,7 @@ func TestRestoreOverlayRendersCluster(t *testing.T) {
 	c := need(t)
 	ns := namespace(t, c, "overlay")
 	base := cnpgdriver.DriverData{BackupName: "nightly-1-cnpg", Namespace: "tenant-a", ClusterName: "postgres-db",
-		Method: string(cnpgv1.BackupMethodBarmanObjectStore), ServerName: "postgres-db", DestinationPath: destination,
+		Method: string(cnpgv1.BackupMethodBarmanObjectStore), ServerName: "postgres-db", DestinationPath: cnpgdriver.TenantPath(destination, "tenant-a"),
 		EndpointURL: endpoint, BackupID: "20261202T073000"}
 	snapshots := base
 	snapshots.Method = string(cnpgv1.BackupMethodVolumeSnapshot)
@@ -31,7 +31,7 @@ func TestRestoreOverlayRendersCluster(t *testing.T) {
 		check   func(*cnpgv1.Cluster) string
 	}{
 		{"object-store", cnpgdriver.RestoreOverlay(base), func(cl *cnpgv1.Cluster) string {
-			if err := checkRecovery(cl, cl.Name); err != nil {
+			if err := checkRecovery(cl, cl.Name, base.DestinationPath); err != nil {
 				return err.Error()
 			}
 			return ""

@@ -177,8 +177,8 @@ func TestVolumeSnapshot(t *testing.T) {
 	t.Run("beside-object-store", func(t *testing.T) {
 		both := func(cl *cnpgv1.Cluster) {
 			s := cl.Spec.Backup
-			if s == nil || s.VolumeSnapshot == nil || s.BarmanObjectStore == nil || s.BarmanObjectStore.DestinationPath != destination {
-				t.Errorf("Cluster %s spec.backup %+v, want both volumeSnapshot and the object store %s", cl.Name, s, destination)
+			if s == nil || s.VolumeSnapshot == nil || s.BarmanObjectStore == nil || s.BarmanObjectStore.DestinationPath != cnpgdriver.TenantPath(destination, cl.Namespace) {
+				t.Errorf("Cluster %s spec.backup %+v, want both volumeSnapshot and the object store %s", cl.Name, s, cnpgdriver.TenantPath(destination, cl.Namespace))
 			}
 			if !owns(cl, "volumeSnapshot") || !owns(cl, "barmanObjectStore", "destinationPath") {
 				t.Errorf("Cluster %s: %s should own both sections: %+v", cl.Name, manager, cl.ManagedFields)

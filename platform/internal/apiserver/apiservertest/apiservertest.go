@@ -72,6 +72,9 @@ func Start(tb testing.TB, env *testenv.Env) client.WithWatch {
 	o := apiserver.NewOptions()
 	o.Kubeconfig = env.Kubeconfig
 	o.APIService = apiserver.APIServiceName
+	// The backup core runs with the admin's credentials here (as in the
+	// local control plane): it may set restore-only fields.
+	o.RestoreIdentities = []string{localcp.AdminIdentity.User}
 	o.Recommended.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
 	o.Recommended.SecureServing.BindPort = port
 	o.Recommended.SecureServing.ServerCert.CertKey.CertFile = cert

@@ -65,6 +65,9 @@ type Kind struct {
 	// plural: in a name conflict the incumbent keeps it, so a newcomer never
 	// takes a kind away from its users, even across restarts.
 	Incumbent bool
+	// Secrets is the AD's spec.secrets: which Secrets of an application's
+	// release its tenant reads as TenantSecrets (core.cozystack.io).
+	Secrets v1alpha1.ApplicationDefinitionResources
 }
 
 // TenantKind and TenantComponent name the platform's Tenant application
@@ -118,6 +121,7 @@ func Compile(ad *v1alpha1.ApplicationDefinition) (*Kind, *Failure) {
 		Definition: ad.Name, UID: ad.UID, Generation: ad.Generation, Created: ad.CreationTimestamp, ResourceVersion: ad.ResourceVersion,
 		Kind: app.Kind, ListKind: app.Kind + "List", Singular: app.Singular, Plural: app.Plural,
 		ShortNames: app.ShortNames, Terminating: !ad.DeletionTimestamp.IsZero(),
+		Secrets: *ad.Spec.Secrets.DeepCopy(),
 	}
 	if f := checkNames(app); f != nil {
 		return nil, f

@@ -81,6 +81,10 @@ type Backend struct {
 	// renders, such as tenant-root (contract K2, Tenant quotas); 0 means
 	// DefaultRootChildTenants.
 	RootChildTenants int
+	// RestoreIdentities are the user names that may set restore-only
+	// fields (contract K1, "Restore-only fields"): the backup core's
+	// identity, which creates restored applications; none when empty.
+	RestoreIdentities []string
 }
 
 // NewREST returns the storage of kind. The backend's parts are the
@@ -89,7 +93,7 @@ func NewREST(kind *appkinds.Kind, b Backend) *REST {
 	epoch, _ := strconv.ParseUint(kind.ResourceVersion, 10, 64)
 	return &REST{kind: kind, client: b.Client, releases: b.Releases, lister: b.Lister,
 		strategy: &strategy{kind: kind, client: b.Client, authorizer: b.Authorizer, ns: b.Namespaces,
-			rootChildTenants: b.RootChildTenants},
+			rootChildTenants: b.RootChildTenants, restorers: b.RestoreIdentities},
 		destroyed: make(chan struct{}), epoch: epoch}
 }
 

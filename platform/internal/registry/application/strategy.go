@@ -47,6 +47,8 @@ type strategy struct {
 	// rootChildTenants bounds the child Tenants of a namespace no Tenant
 	// renders (validateChildTenants); 0 is DefaultRootChildTenants.
 	rootChildTenants int
+	// restorers may set restore-only fields (validateRestoreOnly).
+	restorers []string
 }
 
 // PrepareForCreate clears what a create may not set (the system fields:
@@ -88,11 +90,11 @@ var (
 // rules, labels, annotations, owner references, finalizers), the metadata
 // the platform reserves (validateReservedMetadata), owner references with
 // the requester's rights (validateOwnerReferences), the spec (see
-// validateSpec) and its hosts (validateHosts); for a Tenant also its
-// effective host, its quotas and its parent's number of child Tenants
-// (validateTenantHost, validateTenantQuotas, validateChildTenants, contract
-// K2). It prunes unknown spec fields from app unless the directive
-// rejects them.
+// validateSpec), its hosts (validateHosts) and its restore-only fields
+// (validateRestoreOnly); for a Tenant also its effective host, its quotas
+// and its parent's number of child Tenants (validateTenantHost,
+// validateTenantQuotas, validateChildTenants, contract K2). It prunes
+// unknown spec fields from app unless the directive rejects them.
 func (s *strategy) validateCreate(ctx context.Context, app *unstructured.Unstructured, directive string) field.ErrorList {
 	errs := validation.ValidateObjectMetaAccessor(app, true, s.validateName, metadataPath)
 	errs = append(errs, validateReservedMetadata(s.kind, app, nil)...)
@@ -102,6 +104,7 @@ func (s *strategy) validateCreate(ctx context.Context, app *unstructured.Unstruc
 	errs = append(errs, s.validateTenantHost(ctx, app, nil)...)
 	errs = append(errs, s.validateTenantQuotas(ctx, app, nil)...)
 	errs = append(errs, s.validateChildTenants(ctx, app)...)
+	errs = append(errs, s.validateRestoreOnly(ctx, app, nil)...)
 	return append(errs, s.validateTenantNamespace(ctx, app)...)
 }
 
@@ -116,6 +119,7 @@ func (s *strategy) validateUpdate(ctx context.Context, app, old *unstructured.Un
 	errs = append(errs, s.validateSpec(ctx, app, old, directive)...)
 	errs = append(errs, s.validateTenantHost(ctx, app, old)...)
 	errs = append(errs, s.validateTenantQuotas(ctx, app, old)...)
+	errs = append(errs, s.validateRestoreOnly(ctx, app, old)...)
 	return append(errs, s.validateHosts(app, old)...)
 }
 
