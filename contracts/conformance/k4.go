@@ -30,14 +30,16 @@ func checkK4(cat *artifact.Catalog, charts chartSet) []Finding {
 				Message: "the application chart has no values.schema.json: Helm accepts any values, so a renamed or removed key is silently dropped",
 				Fix:     "add a values.schema.json whose objects reject unknown keys (k4-values.md)"})
 		case c.schemaDoc != nil:
-			out = append(out, valuesSchemaFindings(c)...)
+			out = append(out, valuesSchemaFindings(c, apps[p])...)
 		}
 	}
 	return out
 }
 
-// valuesSchemaFindings applies the K4 rules to one chart's schema.
-func valuesSchemaFindings(c *loadedChart) []Finding {
+// valuesSchemaFindings applies the K4 rules to one chart's schema;
+// application (a chart of catalog.yaml's applications, whose values
+// tenants write) adds K4-unbounded.
+func valuesSchemaFindings(c *loadedChart, application bool) []Finding {
 	file := c.schemaFile()
 	f := func(rule string, segs []string, msg, fix string) Finding {
 		return Finding{RuleID: rule, Severity: Error, File: file, Line: c.schemaPos.line(segs...), Path: pointer(segs...), Message: msg, Fix: fix}
@@ -73,6 +75,9 @@ func valuesSchemaFindings(c *loadedChart) []Finding {
 			out = append(out, f("K4-dependency-key", []string{"properties"}, fmt.Sprintf("the schema does not admit %s, the key of a dependency: Helm adds it to the values (for a library, {global: {}}) and then refuses them", k),
 				fmt.Sprintf("add \"%s\": {\"type\": \"object\", \"additionalProperties\": false, \"properties\": {\"global\": {\"type\": \"object\", \"additionalProperties\": false}}}", k)))
 		}
+	}
+	if application {
+		out = append(out, unboundedFindings(c, props, append(slices.Clone(PlatformKeys), deps...))...)
 	}
 	for _, k := range sortedKeys(props) {
 		if slices.Contains(PlatformKeys, k) || slices.Contains(deps, k) {

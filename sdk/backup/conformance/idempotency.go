@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/sdk/backup/api/v1alpha1"
+	snap "cozystack.io/sdk/backup/snapshot"
 )
 
 // testIdempotency: lost responses and refused writes never make a second
@@ -37,8 +38,17 @@ func testIdempotency(t *testing.T, e *env) {
 			t.Errorf("Backup %s: labels %v, job %q, plan %q; want run %s, job %s, plan nightly",
 				b.Name, b.Labels, b.Spec.BackupJobName, b.Spec.PlanName, job.UID, job.Name)
 		}
-		if b.Spec.ApplicationSnapshot == nil || b.Spec.DriverRef.Name != e.s.Driver {
-			t.Errorf("Backup %s lacks the job's snapshot or driver: %+v", b.Name, b.Spec)
+		if b.Spec.DriverRef.Name != e.s.Driver {
+			t.Errorf("Backup %s lacks the job's driver: %+v", b.Name, b.Spec)
+		}
+		// The job's snapshot reference, copied, never the values
+		// (contract k7, "Snapshots").
+		if b.Spec.ApplicationSnapshot != nil {
+			t.Errorf("Backup %s holds the application's values inline (%d bytes); it must carry the job's spec.applicationSnapshotRef only", b.Name, len(b.Spec.ApplicationSnapshot.Raw))
+		}
+		got, err := snap.ForBackup(e.ctx(t), e.c, b)
+		if err != nil || got == nil || string(got.Raw) != `{"replicas":1,"version":"16"}` {
+			t.Errorf("Backup %s's application snapshot %v (error %v), want the job's {\"replicas\":1,\"version\":\"16\"}", b.Name, got, err)
 		}
 	})
 

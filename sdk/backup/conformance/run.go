@@ -21,6 +21,7 @@ import (
 	"cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/backup/apply"
 	"cozystack.io/sdk/backup/driver"
+	snap "cozystack.io/sdk/backup/snapshot"
 )
 
 // Run runs the suite's subtests against the driver s describes.
@@ -151,11 +152,29 @@ func (e *env) backupJob(t *testing.T, ns, name, driverName string, params *apiex
 
 // coreStatus is the core's intent for a job's status.
 type coreStatus struct {
-	Phase               v1alpha1.JobPhase        `json:"phase,omitempty"`
-	Binding             *v1alpha1.Binding        `json:"binding,omitempty"`
-	Conditions          []metav1.Condition       `json:"conditions,omitempty"`
-	ApplicationSnapshot *apiextensionsv1.JSON    `json:"applicationSnapshot,omitempty"`
-	TargetRef           *v1alpha1.ApplicationRef `json:"targetRef,omitempty"`
+	Phase                  v1alpha1.JobPhase        `json:"phase,omitempty"`
+	Binding                *v1alpha1.Binding        `json:"binding,omitempty"`
+	Conditions             []metav1.Condition       `json:"conditions,omitempty"`
+	ApplicationSnapshotRef *v1alpha1.SnapshotRef    `json:"applicationSnapshotRef,omitempty"`
+	TargetRef              *v1alpha1.ApplicationRef `json:"targetRef,omitempty"`
+}
+
+// storeSnapshot stores values as the core does (contract k7,
+// "Snapshots"): a ConfigMap of the canonical values in the job's
+// namespace, and returns the reference to it.
+func (e *env) storeSnapshot(t *testing.T, namespace string, values *apiextensionsv1.JSON) *v1alpha1.SnapshotRef {
+	t.Helper()
+	canonical, digest, err := snap.Canonical(values.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := snap.Name(app.Name, digest)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name,
+		Labels: map[string]string{snap.LabelSnapshot: snap.LabelValues}}, Data: map[string]string{snap.DataKey: string(canonical)}}
+	if err := e.c.Create(e.ctx(t), cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("store the application snapshot %s/%s: %v", namespace, name, err)
+	}
+	return &v1alpha1.SnapshotRef{ReleaseName: "postgres-" + app.Name, ReleaseGeneration: 1, Digest: digest, Size: int64(len(canonical)), ConfigMapName: name}
 }
 
 // bind writes status.binding as the core would (apply.Status as
@@ -172,7 +191,9 @@ func (e *env) bind(t *testing.T, job client.Object, driverName string, params, s
 		},
 		Conditions: []metav1.Condition{{Type: v1alpha1.ConditionDriverBound, Status: metav1.ConditionTrue,
 			Reason: v1alpha1.ReasonBound, Message: "bound to BackupDriver " + driverName, LastTransitionTime: metav1.Now()}},
-		ApplicationSnapshot: snapshot,
+	}
+	if snapshot != nil {
+		st.ApplicationSnapshotRef = e.storeSnapshot(t, job.GetNamespace(), snapshot)
 	}
 	if len(target) > 0 {
 		st.TargetRef = &target[0]

@@ -64,16 +64,19 @@ func (b backupOps) succeed(ctx context.Context, o client.Object, run Run, out Ou
 		return "", Fail(v1alpha1.ReasonBackendFailed, "restore overlay of the backup: %v", err)
 	}
 	bk.Spec = v1alpha1.BackupSpec{
-		ApplicationRef:      job.Spec.ApplicationRef,
-		DriverRef:           job.Status.Binding.DriverRef,
-		Strategy:            job.Status.Binding.Strategy,
-		BackupJobName:       job.Name,
-		BackupClassName:     job.Status.Binding.BackupClassName,
-		PlanName:            plan,
-		TakenAt:             metav1.NewTime(time.Now()),
-		ApplicationSnapshot: job.Status.ApplicationSnapshot.DeepCopy(),
-		DriverData:          data,
-		RestoreOverlay:      overlay,
+		ApplicationRef:  job.Spec.ApplicationRef,
+		DriverRef:       job.Status.Binding.DriverRef,
+		Strategy:        job.Status.Binding.Strategy,
+		BackupJobName:   job.Name,
+		BackupClassName: job.Status.Binding.BackupClassName,
+		PlanName:        plan,
+		TakenAt:         metav1.NewTime(time.Now()),
+		// The reference only (contract k7, "Snapshots"); a job an
+		// earlier release bound keeps its inline values.
+		ApplicationSnapshotRef: job.Status.ApplicationSnapshotRef.DeepCopy(),
+		ApplicationSnapshot:    job.Status.ApplicationSnapshot.DeepCopy(),
+		DriverData:             data,
+		RestoreOverlay:         overlay,
 	}
 	if _, err := CreateOrAdopt(ctx, run.Client, run.UID(), bk); err != nil {
 		return "", err

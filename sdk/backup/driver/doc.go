@@ -27,7 +27,9 @@
 //     ended a run this driver held (DeadlineExceeded): the SDK calls
 //     Cancel* to remove what the run created, then releases the claim.
 //   - On success of a backup, the Backup named as the job (spec from the
-//     binding, the job's applicationSnapshot and Outcome.DriverData; labels
+//     binding, the job's applicationSnapshotRef (a reference, never the
+//     values: "Snapshots"; BackupRun.Snapshot reads them) and
+//     Outcome.DriverData; labels
 //     run, driver and plan; finalizer backups.cozystack.io/reclaim with the
 //     Reclaim capability), then status.backupName. "Retention": a deleted
 //     Backup is released only after Reclaimer.Reclaim reports Done; while it

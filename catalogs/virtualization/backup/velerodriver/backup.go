@@ -7,6 +7,7 @@ import (
 	"time"
 
 	velerov1 "github.com/vmware-tanzu/velero/pkg/apis/velero/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -71,13 +72,26 @@ func (d *Driver) ReconcileBackup(ctx context.Context, run *driver.BackupRun) (dr
 		return driver.Outcome{}, err
 	}
 	job := run.Job
-	sel, err := selectors(job.Spec.ApplicationRef, job.Status.ApplicationSnapshot, p)
-	if err != nil {
+	// Checks the parameters before anything is read or created.
+	if _, err := selectors(job.Spec.ApplicationRef, nil, p); err != nil {
 		return driver.Outcome{}, err
 	}
 	vb := &velerov1.Backup{}
 	key := types.NamespacedName{Namespace: d.namespace, Name: objectName(job.Namespace, job.Name, "backup")}
 	if err := run.Client.Get(ctx, key, vb); apierrors.IsNotFound(err) {
+		// The application's spec (the snapshot the core captured, read
+		// through its reference and verified) names a VMInstance's
+		// disks; it is read once, when the Velero Backup is made.
+		var snap *apiextensionsv1.JSON
+		if job.Spec.ApplicationRef.Kind == "VMInstance" {
+			if snap, err = run.Snapshot(ctx); err != nil {
+				return driver.Outcome{}, err
+			}
+		}
+		sel, err := selectors(job.Spec.ApplicationRef, snap, p)
+		if err != nil {
+			return driver.Outcome{}, err
+		}
 		ttl, err := decideTTL(ctx, run.Client, job, p)
 		if err != nil {
 			return driver.Outcome{}, err

@@ -2,6 +2,7 @@ package jobdriver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -11,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/sdk/backup/api/v1alpha1"
@@ -34,10 +36,14 @@ func (jobDriver) ValidateParameters(_ context.Context, op driver.Operation, s v1
 
 func (d jobDriver) ReconcileBackup(ctx context.Context, run *driver.BackupRun) (driver.Outcome, error) {
 	job := run.Job
+	snap, err := run.Snapshot(ctx)
+	if err != nil {
+		return driver.Outcome{}, err
+	}
 	data := TemplateData{
 		"Application": appData(job.Spec.ApplicationRef, job.Namespace),
 		"Job":         jobData("BackupJob", job.Name, job.Namespace, string(job.UID)),
-		"Snapshot":    object(job.Status.ApplicationSnapshot),
+		"Snapshot":    object(snap),
 	}
 	var raw rawParameters
 	if err := run.DecodeParameters(&raw); err != nil {
@@ -66,10 +72,14 @@ func (d jobDriver) ReconcileBackup(ctx context.Context, run *driver.BackupRun) (
 
 func (d jobDriver) ReconcileRestore(ctx context.Context, run *driver.RestoreRun) (driver.Outcome, error) {
 	job := run.Job
+	snap, err := run.Snapshot(ctx)
+	if err != nil {
+		return driver.Outcome{}, err
+	}
 	data := TemplateData{
 		"Application": appData(run.Target, job.Namespace),
 		"Job":         jobData("RestoreJob", job.Name, job.Namespace, string(job.UID)),
-		"Snapshot":    object(run.Backup.Spec.ApplicationSnapshot),
+		"Snapshot":    object(snap),
 		"Backup":      backupData(run.Backup),
 	}
 	var raw rawParameters
@@ -165,10 +175,21 @@ func (d jobDriver) Reclaim(ctx context.Context, run *driver.ReclaimRun) (driver.
 		return driver.Outcome{}, err
 	}
 	if raw.Cleanup != nil {
+		snap, err := run.Snapshot(ctx)
+		var re *driver.RunError
+		if errors.As(err, &re) {
+			// A missing or changed snapshot must not keep the Backup
+			// from being deleted: the cleanup renders with {} instead.
+			ctrl.LoggerFrom(ctx).Info("cleanup renders without the application snapshot", "reason", re.Message)
+			snap, err = nil, nil
+		}
+		if err != nil {
+			return driver.Outcome{}, err
+		}
 		data := TemplateData{
 			"Application": appData(b.Spec.ApplicationRef, b.Namespace),
 			"Job":         jobData("Backup", b.Name, b.Namespace, string(b.UID)),
-			"Snapshot":    object(b.Spec.ApplicationSnapshot),
+			"Snapshot":    object(snap),
 			"Backup":      backupData(b),
 		}
 		j, out, err := d.runJob(ctx, &run.Run, "cleanup", raw.Cleanup, raw, data, ownerRef("Backup", b))

@@ -126,7 +126,7 @@ func TestDriverKilledMidRun(t *testing.T) {
 	if err := c.Get(backuptest.Context(t), types.NamespacedName{Namespace: ns, Name: j.Status.BackupName}, b); err != nil {
 		t.Fatal(err)
 	}
-	if b.Spec.DriverRef.Name != "job" || b.Spec.BackupJobName != job.Name || b.Spec.ApplicationSnapshot == nil {
+	if b.Spec.DriverRef.Name != "job" || b.Spec.BackupJobName != job.Name || b.Spec.ApplicationSnapshotRef == nil {
 		t.Errorf("Backup spec %+v", b.Spec)
 	}
 	if b.Spec.RestoreOverlay == nil || string(b.Spec.RestoreOverlay.Raw) != `{"bootstrap":{"enabled":true,"oldName":"db"}}` {

@@ -10,6 +10,7 @@ import (
 	"cozystack.io/platform/internal/backup/jobdriver"
 	"cozystack.io/platform/internal/controller/backup/binder"
 	"cozystack.io/platform/internal/controller/backup/plan"
+	"cozystack.io/platform/internal/controller/backup/quota"
 	"cozystack.io/platform/internal/controller/backup/restore"
 	"cozystack.io/platform/internal/controller/backup/runbounds"
 )
@@ -27,6 +28,10 @@ type Options struct {
 	// Concurrency is the number of Plans, and of jobs, each reconciler
 	// works on in parallel; 0 means each reconciler's default (4).
 	Concurrency int
+	// Quota is the limit of backup objects per tenant namespace (the
+	// ResourceQuota cozy-backup-objects); the zero value writes none
+	// (cozystack-controller's flags default to quota.Defaults).
+	Quota quota.Options
 }
 
 // Setup adds the core's reconcilers to mgr. mgr's scheme must know
@@ -47,6 +52,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	if err := restore.Setup(mgr, restore.Options{Clock: o.Clock}); err != nil {
 		return fmt.Errorf("restores: %w", err)
+	}
+	if err := quota.Setup(mgr, o.Quota); err != nil {
+		return fmt.Errorf("backup quota: %w", err)
 	}
 	return nil
 }

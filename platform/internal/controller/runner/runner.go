@@ -19,6 +19,7 @@ import (
 	"cozystack.io/platform/internal/backup/handoff"
 	"cozystack.io/platform/internal/backup/jobdriver"
 	"cozystack.io/platform/internal/controller/backup"
+	"cozystack.io/platform/internal/controller/backup/quota"
 	"cozystack.io/platform/internal/controller/clustervalues"
 	"cozystack.io/platform/internal/controller/tenantquota"
 	"cozystack.io/platform/internal/controller/tenantrbac"
@@ -83,7 +84,7 @@ func NewOptions() *Options {
 			LegacySecret: clustervalues.LegacySecretOff, Concurrency: 8, StatusInterval: 500 * time.Millisecond,
 		},
 		Controllers: slices.Clone(Controllers),
-		Backup:      backup.Options{Concurrency: 16},
+		Backup:      backup.Options{Concurrency: 16, Quota: quota.Defaults()},
 	}
 }
 
@@ -96,6 +97,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(controllersFlag{&o.Controllers}, "controllers", "comma-separated controllers to run, of "+strings.Join(Controllers, ", "))
 	fs.StringVar(&o.HandoffFile, "backup-handoff-file", o.HandoffFile, "a handoff list (YAML, the format of platform/internal/backup/handoff/handoff.yaml) to use instead of the one shipped with this release")
 	fs.IntVar(&o.Backup.Concurrency, "backup-concurrency", o.Backup.Concurrency, "Plans, and jobs, each backup core reconciler works on in parallel")
+	fs.Int64Var(&o.Backup.Quota.Plans, "backup-quota-plans", o.Backup.Quota.Plans, "most Plans per tenant namespace (ResourceQuota cozy-backup-objects; 0: unbounded)")
+	fs.Int64Var(&o.Backup.Quota.BackupJobs, "backup-quota-backupjobs", o.Backup.Quota.BackupJobs, "most BackupJobs per tenant namespace (ResourceQuota cozy-backup-objects; 0: unbounded)")
+	fs.Int64Var(&o.Backup.Quota.Backups, "backup-quota-backups", o.Backup.Quota.Backups, "most Backups per tenant namespace (ResourceQuota cozy-backup-objects; 0: unbounded)")
+	fs.Int64Var(&o.Backup.Quota.RestoreJobs, "backup-quota-restorejobs", o.Backup.Quota.RestoreJobs, "most RestoreJobs per tenant namespace (ResourceQuota cozy-backup-objects; 0: unbounded)")
 	fs.StringVar(&o.JobDriver.Namespace, "backup-driver-namespace", o.JobDriver.Namespace, "namespace of the Job driver's Lease and credentials (default: --leader-election-namespace)")
 	fs.DurationVar(&o.JobDriver.LeaseDuration, "backup-driver-lease-duration", o.JobDriver.LeaseDuration, "how long the Job driver's registration Lease holds without renewal (0: the SDK's default)")
 	fs.DurationVar(&o.JobDriver.ClaimDuration, "backup-claim-duration", o.JobDriver.ClaimDuration, "how long the Job driver's claim on a run holds without renewal (0: the SDK's default)")

@@ -52,14 +52,24 @@ type BackupSpec struct {
 	PlanName string `json:"planName,omitempty"`
 	// TakenAt is when the driver finished taking it.
 	TakenAt metav1.Time `json:"takenAt"`
-	// ApplicationSnapshot is the application's spec at backup time.
+	// ApplicationSnapshotRef refers to the application's spec at backup
+	// time, copied from the job's status.applicationSnapshotRef. Read the
+	// values with cozystack.io/sdk/backup/snapshot.
+	// +optional
+	ApplicationSnapshotRef *SnapshotRef `json:"applicationSnapshotRef,omitempty"`
+	// ApplicationSnapshot is the application's spec at backup time inline,
+	// as written by releases before ApplicationSnapshotRef.
+	//
+	// Deprecated: no longer written; read through
+	// cozystack.io/sdk/backup/snapshot, which falls back to it for Backups
+	// an earlier release took.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=object
 	ApplicationSnapshot *RawSpec `json:"applicationSnapshot,omitempty"`
 	// RestoreOverlay is a JSON merge patch (RFC 7386) the core applies to
-	// ApplicationSnapshot when it creates a new application from this
+	// the application snapshot when it creates a new application from this
 	// Backup (RestoreJob mode NewApplication), e.g. values that make the
 	// application's chart bootstrap from this backup. Written by the
 	// driver with the Backup; the application API validates the result.

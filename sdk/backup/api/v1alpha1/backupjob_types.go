@@ -51,8 +51,19 @@ type BackupJobStatus struct {
 	// BackupName is the Backup the driver created on success.
 	// +optional
 	BackupName string `json:"backupName,omitempty"`
-	// ApplicationSnapshot is the application's spec when the job was
-	// bound (core), kept in the Backup for a restore to a new application.
+	// ApplicationSnapshotRef refers to the application's spec when the
+	// job was bound (core); the driver copies it into the Backup for a
+	// restore to a new application. Read the values with
+	// cozystack.io/sdk/backup/snapshot.
+	// +optional
+	ApplicationSnapshotRef *SnapshotRef `json:"applicationSnapshotRef,omitempty"`
+	// ApplicationSnapshot is the application's spec inline, as written by
+	// releases before ApplicationSnapshotRef.
+	//
+	// Deprecated: no longer written (a copy per job grew etcd by the
+	// application's size each time); read through
+	// cozystack.io/sdk/backup/snapshot, which falls back to it for jobs an
+	// earlier release bound.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Schemaless

@@ -49,6 +49,12 @@ const (
 	// ReasonApplicationNotFound: the application to back up does not
 	// exist. Retried, bounded as ReasonClassNotFound.
 	ReasonApplicationNotFound = "ApplicationNotFound"
+	// ReasonSnapshotFailed: the core could not store the application's
+	// snapshot (contract k7, "Snapshots"): its values are larger than a
+	// snapshot holds (the message names the size and the limit), or the
+	// stored snapshot of the same digest was changed (the message names
+	// both digests). Terminal, phase Failed.
+	ReasonSnapshotFailed = "SnapshotFailed"
 )
 
 // BinderReasons is the closed set of DriverBound reasons, in the order of
@@ -56,7 +62,7 @@ const (
 var BinderReasons = []string{
 	ReasonBound, ReasonDriverNotInstalled, ReasonDriverUnavailable, ReasonDriverConflict,
 	ReasonProtocolIncompatible, ReasonUnknownStrategyKind, ReasonDriverWaitTimeout,
-	ReasonClassNotFound, ReasonApplicationNotFound,
+	ReasonClassNotFound, ReasonApplicationNotFound, ReasonSnapshotFailed,
 }
 
 // Reasons of a job's Ready, Reconciling and Stalled conditions.
@@ -122,8 +128,14 @@ const (
 	// message carries its error.
 	ReasonTargetInvalid = "TargetInvalid"
 	// ReasonSnapshotMissing: Ready=False, phase Failed; mode
-	// NewApplication from a Backup without spec.applicationSnapshot.
+	// NewApplication from a Backup without an application snapshot, or
+	// whose snapshot ConfigMap no longer exists.
 	ReasonSnapshotMissing = "SnapshotMissing"
+	// ReasonSnapshotTampered: Ready=False, phase Failed; the Backup's
+	// snapshot ConfigMap does not match the digest of its reference (it
+	// was changed after the core wrote it); the message names both
+	// digests and nothing is created.
+	ReasonSnapshotTampered = "SnapshotTampered"
 	// ReasonInPlaceAcrossNamespaces: Ready=False, phase Failed; mode
 	// InPlace with a Backup of another namespace (use NewApplication).
 	ReasonInPlaceAcrossNamespaces = "InPlaceAcrossNamespaces"

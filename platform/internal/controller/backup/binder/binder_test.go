@@ -16,6 +16,7 @@ import (
 	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/platform/internal/controller/backup/binder"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
+	"cozystack.io/sdk/backup/snapshot"
 )
 
 const appKind = "Postgres"
@@ -53,6 +54,8 @@ func TestReasons(t *testing.T) {
 		setup func(t *testing.T) string
 		// noApp: no application is created.
 		noApp bool
+		// values of the application (default {"size":"10Gi","replicas":2}).
+		values string
 		// step moves the clock once the job waits.
 		step  time.Duration
 		want  expect
@@ -146,6 +149,19 @@ func TestReasons(t *testing.T) {
 			check: checkWaiting,
 		},
 		{
+			// Issue 28, part 4: an application larger than a snapshot
+			// holds fails its job, naming the size and the limit.
+			name: "snapshot failed",
+			setup: func(t *testing.T) string {
+				backuptest.RegisterDriver(t, c, "bn-toolarge", []string{"BnTooLarge"}, v1, now, hour)
+				class(t, "bn-toolarge", appKind, "BnTooLarge", nil)
+				return "bn-toolarge"
+			},
+			values: `{"cloudInit":"` + strings.Repeat("x", 1_100_000) + `"}`,
+			want:   with(failed, backupsv1alpha1.ReasonSnapshotFailed, "1100016 bytes", fmt.Sprintf("%d bytes a snapshot holds", snapshot.MaxBytes), "1 MiB"),
+			check:  checkFailed(backupsv1alpha1.ReasonSnapshotFailed),
+		},
+		{
 			name: "driver wait timeout",
 			setup: func(t *testing.T) string {
 				class(t, "bn-waittimeout", appKind, "BnWaitTimeout", func(bc *backupsv1alpha1.BackupClass) {
@@ -163,7 +179,11 @@ func TestReasons(t *testing.T) {
 			className := tc.setup(t)
 			app := "db-" + name
 			if !tc.noApp {
-				backuptest.Application(t, c, ns, appKind, app, `{"size":"10Gi","replicas":2}`)
+				values := tc.values
+				if values == "" {
+					values = `{"size":"10Gi","replicas":2}`
+				}
+				backuptest.Application(t, c, ns, appKind, app, values)
 			}
 			j := backupJob(t, ns, name, appKind, app, className)
 			jobs[tc.name] = j
@@ -239,8 +259,11 @@ func checkBound(t *testing.T, j *backupsv1alpha1.BackupJob) {
 	if b.BoundTime.IsZero() {
 		t.Error("no boundTime")
 	}
-	if s := j.Status.ApplicationSnapshot; s == nil || !jsonEqual(s, `{"size":"10Gi","replicas":2}`) {
-		t.Errorf("applicationSnapshot %v, want the HelmRelease's values", s)
+	if j.Status.ApplicationSnapshot != nil {
+		t.Errorf("status.applicationSnapshot %s: the values are stored by reference only", j.Status.ApplicationSnapshot.Raw)
+	}
+	if s, err := snapshot.ForJob(backuptest.Context(t), c, j); err != nil || s == nil || !jsonEqual(s, `{"size":"10Gi","replicas":2}`) {
+		t.Errorf("application snapshot %v (error %v), want the HelmRelease's values", s, err)
 	}
 	if l := j.Labels[backupsv1alpha1.LabelDriver]; l != "bn-bound" {
 		// The label follows the status write: poll.

@@ -27,7 +27,7 @@ type outcome struct {
 	failed bool
 	// binding and snapshot are set with reason Bound.
 	binding  *backupsv1alpha1.Binding
-	snapshot *backupsv1alpha1.RawSpec
+	snapshot *backupsv1alpha1.SnapshotRef
 	// deadline is when a waiting job fails with DriverWaitTimeout.
 	deadline time.Time
 }
@@ -47,8 +47,8 @@ func (r *reconciler) decide(ctx context.Context, job *backupsv1alpha1.BackupJob,
 		wait = class.Timeouts().DriverWait.Duration
 	}
 	if o.reason == "" {
-		var snapshot *backupsv1alpha1.RawSpec
-		if snapshot, o, err = r.application(ctx, job); err != nil {
+		var release *helmv2.HelmRelease
+		if release, o, err = r.application(ctx, job); err != nil {
 			return outcome{}, err
 		}
 		if o.reason == "" {
@@ -64,7 +64,16 @@ func (r *reconciler) decide(ctx context.Context, job *backupsv1alpha1.BackupJob,
 			}
 			o = outcome{reason: res.Reason, message: res.Message, failed: res.Terminal}
 			if res.Reason == backupsv1alpha1.ReasonBound {
-				o.snapshot = snapshot
+				// Stored only once a driver is bound: a waiting job
+				// stores nothing.
+				ref, fail, err := r.store(ctx, job, release)
+				if err != nil {
+					return outcome{}, err
+				}
+				if fail != nil {
+					return *fail, nil
+				}
+				o.snapshot = ref
 				o.binding = &backupsv1alpha1.Binding{
 					DriverRef:       backupsv1alpha1.DriverRef{Name: res.Driver.Name, ProtocolVersion: res.ProtocolVersion},
 					Strategy:        *strategy.DeepCopy(),
@@ -115,9 +124,10 @@ func (r *reconciler) class(ctx context.Context, job *backupsv1alpha1.BackupJob) 
 	return class, strategy, outcome{}, nil
 }
 
-// application returns the spec (HelmRelease spec.values, {} when empty)
-// of the job's application, or the ApplicationNotFound outcome.
-func (r *reconciler) application(ctx context.Context, job *backupsv1alpha1.BackupJob) (*backupsv1alpha1.RawSpec, outcome, error) {
+// application returns the HelmRelease of the job's application (its
+// spec.values are the application's spec), or the ApplicationNotFound
+// outcome.
+func (r *reconciler) application(ctx context.Context, job *backupsv1alpha1.BackupJob) (*helmv2.HelmRelease, outcome, error) {
 	a := job.Spec.ApplicationRef
 	sel := client.MatchingLabels{
 		v1alpha1.LabelApplicationGroup: a.APIGroup,
@@ -145,9 +155,5 @@ func (r *reconciler) application(ctx context.Context, job *backupsv1alpha1.Backu
 			"application %s %s (%s) is ambiguous in namespace %s: the HelmReleases %s all carry its labels; remove the labels from the ones that are not the application's",
 			a.Kind, a.Name, a.APIGroup, job.Namespace, strings.Join(names, ", "))}, nil
 	}
-	snapshot := &backupsv1alpha1.RawSpec{Raw: []byte("{}")}
-	if v := list.Items[0].Spec.Values; v != nil && len(v.Raw) > 0 {
-		snapshot = v.DeepCopy()
-	}
-	return snapshot, outcome{}, nil
+	return &list.Items[0], outcome{}, nil
 }

@@ -55,7 +55,9 @@ type Options struct {
 // backups.cozystack.io/v1alpha1, helm.toolkit.fluxcd.io/v2 HelmReleases and
 // coordination.k8s.io/v1 Leases, and whose cache holds them. It watches
 // BackupJobs, BackupDrivers, the Leases they name, BackupClasses and
-// application HelmReleases. Errors: an invalid shipped handoff list, a
+// application HelmReleases, and Backups (to add each to the owners of
+// its snapshot: owners.go); it reads and writes snapshot ConfigMaps
+// without caching them. Errors: an invalid shipped handoff list, a
 // field index or a controller that cannot be built.
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Clock == nil {
@@ -148,6 +150,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		},
 	)
 
+	if err := setupOwners(mgr); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named(Name).
 		For(&backupsv1alpha1.BackupJob{}, builder.WithPredicates(jobs, noDelete)).
 		Watches(&backupsv1alpha1.BackupDriver{}, toWaiting).

@@ -55,7 +55,7 @@ func summarize(job *backupsv1alpha1.BackupJob, o outcome, now time.Time) backups
 			"bound to BackupDriver %s; waiting for it to claim the job (within %s, else the job fails with %s)",
 			o.binding.DriverRef.Name, o.binding.Timeouts.Pending.Duration, backupsv1alpha1.ReasonPendingTimeout)
 		st.Binding = o.binding
-		st.ApplicationSnapshot = o.snapshot
+		st.ApplicationSnapshotRef = o.snapshot
 	default:
 		conditions.MarkTrue(work, backupsv1alpha1.ConditionReconciling, backupsv1alpha1.ReasonWaitingForDriver,
 			"waiting for a driver (%s) until %s, then the job fails with %s",

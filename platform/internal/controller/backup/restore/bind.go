@@ -127,7 +127,9 @@ type liveReader struct {
 
 func (r liveReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	switch obj.(type) {
-	case *coordinationv1.Lease, *corev1.Namespace:
+	case *coordinationv1.Lease, *corev1.Namespace, *corev1.ConfigMap:
+		// ConfigMaps (application snapshots) are never cached: a cache
+		// would hold every ConfigMap of the cluster.
 		return r.api.Get(ctx, key, obj, opts...)
 	}
 	return r.cache.Get(ctx, key, obj, opts...)

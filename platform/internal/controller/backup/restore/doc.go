@@ -69,7 +69,8 @@
 //     DriverWaitTimeout.
 //  7. Only then, for NewApplication, the application is created through
 //     the application API (apps.cozystack.io, cozystack-api) as the core,
-//     from the Backup's spec.applicationSnapshot, labelled LabelRestoreJob
+//     from the Backup's application snapshot (spec.applicationSnapshotRef,
+//     verified against its digest: SnapshotTampered), labelled LabelRestoreJob
 //     (a missing snapshot fails with SnapshotMissing, a refusal by the API
 //     with TargetInvalid). So nothing is created for a job that cannot
 //     bind, nor of a kind step 5 refused.

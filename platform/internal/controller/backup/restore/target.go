@@ -3,6 +3,7 @@ package restore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -16,6 +17,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
+	"cozystack.io/sdk/backup/snapshot"
 )
 
 // AppsGroupVersion is the application API the targets are read and
@@ -117,11 +119,25 @@ func resolveTarget(ctx context.Context, r client.Reader, apps dynamic.Interface,
 		}
 		return t, outcome{}, nil
 	}
-	if b.Spec.ApplicationSnapshot == nil || len(b.Spec.ApplicationSnapshot.Raw) == 0 {
+	// The captured spec, read through its reference and verified against
+	// its digest (contract k7, "Snapshots"); a Backup an earlier release
+	// took carries it inline.
+	snap, err := snapshot.ForBackup(ctx, r, b)
+	var tampered *snapshot.IntegrityError
+	switch {
+	case errors.As(err, &tampered):
+		return nil, failed(backupsv1alpha1.ReasonSnapshotTampered,
+			"Backup %s/%s: %v; nothing was created", b.Namespace, b.Name, err), nil
+	case apierrors.IsNotFound(err):
 		return nil, failed(backupsv1alpha1.ReasonSnapshotMissing,
-			"Backup %s/%s holds no applicationSnapshot to create %s %s from: restore it with target.mode InPlace, or from another Backup", b.Namespace, b.Name, kind.Kind, t.ref.Name), nil
+			"Backup %s/%s: %v, or with target.mode InPlace", b.Namespace, b.Name, err), nil
+	case err != nil:
+		return nil, outcome{}, err
+	case snap == nil:
+		return nil, failed(backupsv1alpha1.ReasonSnapshotMissing,
+			"Backup %s/%s holds no application snapshot to create %s %s from: restore it with target.mode InPlace, or from another Backup", b.Namespace, b.Name, kind.Kind, t.ref.Name), nil
 	}
-	raw := b.Spec.ApplicationSnapshot.Raw
+	raw := snap.Raw
 	if b.Spec.RestoreOverlay != nil && len(b.Spec.RestoreOverlay.Raw) > 0 {
 		// The driver's overlay (contract k7, "Restores"), e.g. values
 		// that make the chart bootstrap from this backup.
