@@ -54,6 +54,8 @@ func (r *REST) create(ctx context.Context, app *unstructured.Unstructured, creat
 			r.kind.Definition, r.kind.Kind)
 		return nil, err
 	}
+	// As in update: Tenant writes of a namespace are serialized.
+	defer r.strategy.lockTenants(app.GetNamespace())()
 	generated := app.GetName() == "" && app.GetGenerateName() != ""
 	r.strategy.PrepareForCreate(app)
 	if errs := r.strategy.validateCreate(ctx, app, directive); len(errs) > 0 {

@@ -85,8 +85,9 @@ func (s *strategy) hostRefusedFor(ns, host, tenant string) string {
 		return fmt.Sprintf("%s cannot be checked: %v; %s", host, err, hostRule)
 	}
 	// The tenant namespace whose host covers host most closely owns it;
-	// ns itself may share the length (a child tenant with its parent's
-	// host).
+	// only longer hosts than ns's own can (a namespace that shares ns's
+	// host, made before Tenants' hosts were unique, does not take ns's
+	// names from it).
 	for _, other := range all {
 		if other.Name == ns || tenant != "" && other.Labels[v1alpha1.LabelTenant] == tenant && other.Labels[labelParent] == ns {
 			continue

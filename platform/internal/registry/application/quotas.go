@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,6 +26,25 @@ import (
 const DefaultRootChildTenants = 100
 
 var quotasPath = specPath.Child(quotatree.ValuesKey)
+
+// tenantLocks serializes, per namespace, the creates and updates of
+// Tenants in this process: the checks of the quota tree and of
+// childTenants read the namespace's other Tenants, so two requests racing
+// between that read and their write would both pass. Another replica of
+// cozystack-api can still race this one (contract K2, Tenant quotas).
+var tenantLocks sync.Map // namespace -> *sync.Mutex
+
+// lockTenants locks namespace ns for a Tenant create or update and
+// returns the unlock; for other kinds it does nothing.
+func (s *strategy) lockTenants(ns string) func() {
+	if s.kind.Kind != TenantKind {
+		return func() {}
+	}
+	m, _ := tenantLocks.LoadOrStore(ns, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
 
 // validateTenantQuotas applies the quota tree (contract K2,
 // k2-cluster-values.md, "Tenant quotas"; package quotatree) to a Tenant

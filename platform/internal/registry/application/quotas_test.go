@@ -287,3 +287,28 @@ func pod(ns, name, cpu string) *corev1.Pod {
 		}}},
 	}}
 }
+
+// Creates racing in one namespace do not pass childTenants together: one
+// cozystack-api serializes the Tenant writes of a namespace.
+func TestChildTenantsUnderRacingCreates(t *testing.T) {
+	f := tenantFixture(t)
+	if err := f.createIn(f.ns, "p", `{childTenants: 3}`); err != nil {
+		t.Fatal(err)
+	}
+	p := f.tenantNamespace(f.ns, "p", "", nil)
+	errs := make(chan error, 12)
+	for i := range 12 {
+		go func() { errs <- f.createIn(p, fmt.Sprintf("r%d", i), `{}`) }()
+	}
+	created := 0
+	for range 12 {
+		if err := <-errs; err == nil {
+			created++
+		} else if !strings.Contains(err.Error(), "already holds 3 child Tenants") {
+			t.Errorf("unexpected refusal: %v", err)
+		}
+	}
+	if created != 3 {
+		t.Errorf("%d of 12 racing creates passed childTenants: 3", created)
+	}
+}

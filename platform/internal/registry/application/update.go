@@ -76,6 +76,10 @@ func (r *REST) update(ctx context.Context, name string, objInfo rest.UpdatedObje
 	if err != nil {
 		return nil, false, false, err
 	}
+	// Validation reads the namespace's other Tenants (quotas.go): Tenant
+	// creates and updates in one namespace are serialized from that read
+	// to the write.
+	defer r.strategy.lockTenants(current.Namespace)()
 	old, err := r.fromHelmRelease(current)
 	if err != nil {
 		return nil, false, false, err
