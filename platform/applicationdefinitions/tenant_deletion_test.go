@@ -352,3 +352,55 @@ func TestParentLabelAloneMakesNoAncestor(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestParentAdminFinishesADyingChild: a finalizer on a child tenant's
+// application from before tenants were refused one (set here on the
+// HelmRelease directly) holds the child's namespace when the parent
+// deletes the child Tenant; the parent's admin keeps its rights in the
+// dying namespace (the tenant-role RoleBindings outlive its releases),
+// removes the finalizer through the application, and the namespace goes.
+func TestParentAdminFinishesADyingChild(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, dyn := setupPlatform(t, ctx)
+	publishTestCatalog(t, ctx, c)
+	tree := tenantTree(t, ctx, c, dyn, "keeper", "kid")
+	hr := &helmv2.HelmRelease{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: tree[1], Name: "stall-s"}, hr); err != nil {
+		t.Fatal(err)
+	}
+	orig := hr.DeepCopy()
+	hr.Finalizers = append(hr.Finalizers, "example.com/old")
+	if err := c.Patch(ctx, hr, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	if err := dyn.Resource(tenants).Namespace(tree[0]).Delete(ctx, "kid", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, "Stall "+tree[1]+"/s held by its finalizer", func() error {
+		now := &helmv2.HelmRelease{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(hr), now); err != nil {
+			return err
+		}
+		if now.DeletionTimestamp == nil || len(now.Finalizers) != 1 {
+			return fmt.Errorf("deletionTimestamp %v, finalizers %v", now.DeletionTimestamp, now.Finalizers)
+		}
+		return nil
+	})
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "admin-of-keeper", Groups: []string{v1alpha1.TenantGroup(tree[0], v1alpha1.TenantLevelAdmin), "system:authenticated"}}
+	parentAdmin := dynamic.NewForConfigOrDie(cfg)
+	patch := []byte(`{"metadata":{"finalizers":null}}`)
+	if _, err := parentAdmin.Resource(stalls).Namespace(tree[1]).Patch(ctx, "s", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("the parent's admin removing a finalizer in the dying child %s: %v", tree[1], err)
+	}
+	eventually(t, ctx, "namespace "+tree[1]+" gone", func() error {
+		if err := c.Get(ctx, client.ObjectKey{Name: tree[1]}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+	if err := dyn.Resource(tenants).Namespace("tenant-root").Delete(ctx, "keeper", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
