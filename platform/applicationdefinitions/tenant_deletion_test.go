@@ -387,6 +387,20 @@ func TestParentAdminFinishesADyingChild(t *testing.T) {
 		}
 		return nil
 	})
+	// The namespace controller has been through all of the namespace's
+	// content once (everything it could delete is deleted or held).
+	eventually(t, ctx, "namespace "+tree[1]+" waiting on finalizers", func() error {
+		n := &corev1.Namespace{}
+		if err := c.Get(ctx, client.ObjectKey{Name: tree[1]}, n); err != nil {
+			return err
+		}
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NamespaceFinalizersRemaining && cond.Status == corev1.ConditionTrue && strings.Contains(cond.Message, "example.com/old") {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", n.Status.Conditions)
+	})
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "admin-of-keeper", Groups: []string{v1alpha1.TenantGroup(tree[0], v1alpha1.TenantLevelAdmin), "system:authenticated"}}
 	parentAdmin := dynamic.NewForConfigOrDie(cfg)
