@@ -15,17 +15,17 @@ import (
 // TestKubectlTenantSecrets: kubectl finds tenantsecrets through discovery
 // (kube-apiserver's aggregated discovery of core.cozystack.io), prints the
 // table's columns and the application of each, and -o json a
-// TenantSecretList, as alice's use group (impersonated).
+// TenantSecretList, as bob's use group (impersonated).
 func TestKubectlTenantSecrets(t *testing.T) {
 	start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	createApp(t, ctx, alice, "cache")
-	mustCreate(t, ctx, secret(alice, prefix+"cache-credentials", prefix+"cache", nil))
+	createApp(t, ctx, bob, "cache")
+	mustCreate(t, ctx, secret(bob, prefix+"cache-credentials", prefix+"cache", nil))
 	run := func(args ...string) string {
 		t.Helper()
-		args = append([]string{"--kubeconfig", env.Kubeconfig, "--cache-dir", t.TempDir(), "--as", "member", "--as-group", v1alpha1.TenantGroup(alice, v1alpha1.TenantLevelUse),
-			"-n", alice}, args...)
+		args = append([]string{"--kubeconfig", env.Kubeconfig, "--cache-dir", t.TempDir(), "--as", "member", "--as-group", v1alpha1.TenantGroup(bob, v1alpha1.TenantLevelUse),
+			"-n", bob}, args...)
 		out, err := exec.CommandContext(ctx, localcp.DefaultLayout().Binary("kubectl"), args...).CombinedOutput()
 		t.Logf("$ kubectl %s\n%s", strings.Join(args, " "), out)
 		if err != nil {
