@@ -55,6 +55,7 @@ func Run(t *testing.T, s Setup) {
 		{"idempotency", testIdempotency},
 		{"restore-new-application", testRestoreNewApplication},
 		{"cleanup", testCleanup},
+		{"deletion", testDeletion},
 		{"unknown-options", testUnknownOptions},
 	} {
 		t.Run(st.name, func(t *testing.T) { st.fn(t, e) })
@@ -156,7 +157,12 @@ type coreStatus struct {
 	Conditions          []metav1.Condition       `json:"conditions,omitempty"`
 	ApplicationSnapshot *apiextensionsv1.JSON    `json:"applicationSnapshot,omitempty"`
 	TargetRef           *v1alpha1.ApplicationRef `json:"targetRef,omitempty"`
+	PlanUID             types.UID                `json:"planUID,omitempty"`
 }
+
+// planUID is the UID of the Plan "nightly" the suite's BackupJobs record
+// in status.planUID, as the core does for the jobs a Plan creates.
+const planUID = types.UID("0f0f0f0f-0000-4000-8000-00000000c0de")
 
 // bind writes status.binding as the core would (apply.Status as
 // v1alpha1.CoreFieldManager).
@@ -176,6 +182,9 @@ func (e *env) bind(t *testing.T, job client.Object, driverName string, params, s
 	}
 	if len(target) > 0 {
 		st.TargetRef = &target[0]
+	}
+	if _, ok := job.(*v1alpha1.BackupJob); ok {
+		st.PlanUID = planUID
 	}
 	if err := apply.Status(e.ctx(t), e.c, job, st, v1alpha1.CoreFieldManager); err != nil {
 		t.Fatalf("bind %s: %v", job.GetName(), err)
