@@ -18,8 +18,9 @@ import (
 
 // observed is what a Plan's BackupJobs say.
 type observed struct {
-	// jobs are the Plan's jobs (label backups.cozystack.io/plan and a
-	// controller reference to this Plan) by name.
+	// jobs are the Plan's jobs (label backups.cozystack.io/plan, a
+	// controller reference to this Plan and its UID in status.planUID)
+	// by name.
 	jobs map[string]*v1alpha1.BackupJob
 	// active are the names of those neither in a terminal phase nor being
 	// deleted, sorted.
@@ -39,6 +40,12 @@ func (r *reconciler) observe(ctx context.Context, plan *v1alpha1.Plan) (observed
 		j := &list.Items[i]
 		if !metav1.IsControlledBy(j, plan) {
 			// A job made by hand, or by a former Plan of the same name.
+			continue
+		}
+		if !recorded(j, plan) {
+			// A job made by hand to look like the Plan's: its label and
+			// controller reference are a tenant's to write, the status is
+			// not (contract k7, "Retention"). It takes no concurrency slot.
 			continue
 		}
 		o.jobs[j.Name] = j
@@ -133,6 +140,21 @@ func (r *reconciler) mark(ctx context.Context, plan *v1alpha1.Plan, job *v1alpha
 	}
 	job.Status.PlanUID = plan.UID
 	return nil
+}
+
+// recorded reports whether job, controlled by plan, is plan's own: it
+// records plan's UID in status.planUID, or it is the job of the run the
+// Plan started last (status.lastScheduleTime), whose record may not have
+// reached the cache yet (mark writes it right after the create).
+func recorded(job *v1alpha1.BackupJob, plan *v1alpha1.Plan) bool {
+	switch job.Status.PlanUID {
+	case plan.UID:
+		return true
+	case "":
+		last := plan.Status.LastScheduleTime
+		return last != nil && job.Name == JobName(plan.Name, last.Time)
+	}
+	return false
 }
 
 // sameRun reports whether existing backs up what want, the job a Plan

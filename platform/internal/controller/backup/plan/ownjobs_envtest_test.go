@@ -74,6 +74,10 @@ func TestRetentionCountsOnlyThePlansJobs(t *testing.T) {
 	if hand.Status.PlanUID != "" {
 		t.Fatalf("the hand-made job got status.planUID %s: the core recorded a job it did not create", hand.Status.PlanUID)
 	}
+	// Nor does it take one of the Plan's concurrency slots.
+	if active := getPlan(t, p).Status.Active; len(active) != 1 || active[0] != own {
+		t.Errorf("Plan status.active %v, want only its own job %s", active, own)
+	}
 	// Its Backup, newer, as the driver makes it: no plan-uid, since the
 	// job's status has none.
 	createBackupLabelled(t, ns, hand.Name, driver, first.Add(time.Hour), true, map[string]string{
