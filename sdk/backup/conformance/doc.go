@@ -23,7 +23,8 @@
 //     Cancelled) with its backend objects removed.
 //   - idempotency: with the first create of each kind answered 409 after it
 //     happened and the first status write, update and patch refused, the
-//     job still succeeds with one backend object and one Backup; an object
+//     job still succeeds with one backend object and one Backup (labelled
+//     with the Plan UID of the job's status.planUID); an object
 //     squatting on the derived name fails the job BackendFailed naming it.
 //   - restore-new-application: a RestoreJob of mode NewApplication
 //     succeeds (RestoreToNew) or fails CapabilityMissing (without it); the
@@ -31,6 +32,12 @@
 //   - cleanup: deleting a Backup reclaims it (Reclaim): the finalizer goes
 //     only after the driver removed its backend objects; without Reclaim
 //     the Backup carries no finalizer.
+//   - deletion: deleting a running job (it carries the finalizer
+//     backups.cozystack.io/backend-cleanup from its claim on) leaves no
+//     backend object, and a new job of the same name then succeeds; what
+//     an earlier job of the name left (the suite makes it with Squat) is
+//     removed, not a conflict; deleting a succeeded job keeps its Backup
+//     and every backend object, none of them owned by the job any more.
 //   - unknown-options: parameters with an unknown key fail the job
 //     InvalidParameters naming the key, with nothing created.
 package conformance

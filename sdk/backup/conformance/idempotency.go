@@ -38,6 +38,9 @@ func testIdempotency(t *testing.T, e *env) {
 			t.Errorf("Backup %s: labels %v, job %q, plan %q; want run %s, job %s, plan nightly",
 				b.Name, b.Labels, b.Spec.BackupJobName, b.Spec.PlanName, job.UID, job.Name)
 		}
+		if got := b.Labels[v1alpha1.LabelPlanUID]; got != string(planUID) {
+			t.Errorf("Backup %s: label %s %q, want the job's status.planUID %s (contract k7, \"Retention\")", b.Name, v1alpha1.LabelPlanUID, got, planUID)
+		}
 		if b.Spec.DriverRef.Name != e.s.Driver {
 			t.Errorf("Backup %s lacks the job's driver: %+v", b.Name, b.Spec)
 		}

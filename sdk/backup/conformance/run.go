@@ -56,6 +56,7 @@ func Run(t *testing.T, s Setup) {
 		{"idempotency", testIdempotency},
 		{"restore-new-application", testRestoreNewApplication},
 		{"cleanup", testCleanup},
+		{"deletion", testDeletion},
 		{"unknown-options", testUnknownOptions},
 	} {
 		t.Run(st.name, func(t *testing.T) { st.fn(t, e) })
@@ -157,6 +158,7 @@ type coreStatus struct {
 	Conditions             []metav1.Condition       `json:"conditions,omitempty"`
 	ApplicationSnapshotRef *v1alpha1.SnapshotRef    `json:"applicationSnapshotRef,omitempty"`
 	TargetRef              *v1alpha1.ApplicationRef `json:"targetRef,omitempty"`
+	PlanUID                types.UID                `json:"planUID,omitempty"`
 }
 
 // storeSnapshot stores values as the core does (contract k7,
@@ -176,6 +178,10 @@ func (e *env) storeSnapshot(t *testing.T, namespace string, values *apiextension
 	}
 	return &v1alpha1.SnapshotRef{ReleaseName: "postgres-" + app.Name, ReleaseGeneration: 1, Digest: digest, Size: int64(len(canonical)), ConfigMapName: name}
 }
+
+// planUID is the UID of the Plan "nightly" the suite's BackupJobs record
+// in status.planUID, as the core does for the jobs a Plan creates.
+const planUID = types.UID("0f0f0f0f-0000-4000-8000-00000000c0de")
 
 // bind writes status.binding as the core would (apply.Status as
 // v1alpha1.CoreFieldManager).
@@ -197,6 +203,9 @@ func (e *env) bind(t *testing.T, job client.Object, driverName string, params, s
 	}
 	if len(target) > 0 {
 		st.TargetRef = &target[0]
+	}
+	if _, ok := job.(*v1alpha1.BackupJob); ok {
+		st.PlanUID = planUID
 	}
 	if err := apply.Status(e.ctx(t), e.c, job, st, v1alpha1.CoreFieldManager); err != nil {
 		t.Fatalf("bind %s: %v", job.GetName(), err)

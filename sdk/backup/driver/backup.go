@@ -37,7 +37,8 @@ func (b backupOps) cancel(ctx context.Context, o client.Object, run Run) error {
 }
 
 // succeed creates the Backup (contract k7, "Runs"): named as the job,
-// labelled with the run, the driver and the plan, spec from the job's
+// labelled with the run, the driver, the plan and the Plan's UID from
+// status.planUID, spec from the job's
 // binding and status and out.DriverData; with the finalizer
 // backups.cozystack.io/reclaim when the driver has Reclaim. An existing
 // Backup of this run (a retry after a lost status write) is adopted.
@@ -50,6 +51,11 @@ func (b backupOps) succeed(ctx context.Context, o client.Object, run Run, out Ou
 	plan := job.Labels[v1alpha1.LabelPlan]
 	if plan != "" {
 		bk.Labels[v1alpha1.LabelPlan] = plan
+	}
+	// The Plan's UID as the core recorded it in the job's status (never
+	// a label a tenant may write): what the Plan's retention counts.
+	if uid := job.Status.PlanUID; uid != "" {
+		bk.Labels[v1alpha1.LabelPlanUID] = string(uid)
 	}
 	reclaim := slices.Contains(o2.Capabilities, v1alpha1.CapabilityReclaim)
 	if reclaim {
@@ -87,6 +93,11 @@ func (b backupOps) succeed(ctx context.Context, o client.Object, run Run, out Ou
 		if err := run.Client.Patch(ctx, bk, patch); err != nil {
 			return "", err
 		}
+	}
+	// The Backup keeps the data: what the job owned is the Backup's now,
+	// so deleting the finished job leaves it (contract k7, "Deletion").
+	if err := b.rt.transferOwnership(ctx, &run, bk); err != nil {
+		return "", err
 	}
 	if !apimeta.IsStatusConditionTrue(bk.Status.Conditions, v1alpha1.ConditionReady) {
 		st := backupStatus{Conditions: []metav1.Condition{{

@@ -29,13 +29,21 @@
 //   - On success of a backup, the Backup named as the job (spec from the
 //     binding, the job's applicationSnapshotRef (a reference, never the
 //     values: "Snapshots"; BackupRun.Snapshot reads them) and
-//     Outcome.DriverData; labels
-//     run, driver and plan; finalizer backups.cozystack.io/reclaim with the
-//     Reclaim capability), then status.backupName. "Retention": a deleted
+//     Outcome.DriverData; labels run, driver, plan and plan-uid (from the
+//     job's status.planUID, which only the core writes); finalizer
+//     backups.cozystack.io/reclaim with the Reclaim capability), then
+//     status.backupName. "Retention": a deleted
 //     Backup is released only after Reclaimer.Reclaim reports Done; while it
 //     fails the Backup has Reclaim=False, reason ReclaimFailed.
 //   - spec.cancel: Cancel*, then phase Cancelled, Ready=False, reason
 //     Cancelled.
+//   - "Deletion": the finalizer backups.cozystack.io/backend-cleanup on a
+//     job from its claim on; a job deleted before it produced a Backup is
+//     cancelled (Cancel*) before the finalizer goes. Objects of the kinds
+//     in Options.Watches that Run.CreateOrAdopt makes in the job's
+//     namespace are owned by the job, then by its Backup once it exists.
+//     What an earlier job of the same name left (Run.Orphan) is deleted,
+//     not adopted and not a conflict.
 //   - "Idempotency": CreateOrAdopt, Run.CreateOrAdopt; templates: Render,
 //     RenderJSON (text/template, missingkey=error, errors *TemplateError
 //     ending the run with reason TemplateError); parameters:

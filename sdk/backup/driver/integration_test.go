@@ -160,3 +160,87 @@ func TestProjectSecret(t *testing.T) {
 		t.Errorf("missing source: %v, want BackendFailed", err)
 	}
 }
+
+// TestOrphan: only what an earlier job of the same kind, namespace and
+// name left, of which no Backup exists, is an orphan Run.CreateOrAdopt
+// deletes; an object a Backup still needs, one of another job, one without
+// the driver's label, or any object met by a reclaim, is a conflict
+// (contract k7, "Deletion").
+func TestOrphan(t *testing.T) {
+	c := live(t)
+	ctx := context.Background()
+	namespace(t, c, "orphans")
+	job := &v1alpha1.BackupJob{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "orphans"},
+		Spec: v1alpha1.BackupJobSpec{BackupClassName: "x", ApplicationRef: v1alpha1.ApplicationRef{
+			ApplicationKind: v1alpha1.ApplicationKind{APIGroup: "apps.cozystack.io", Kind: "Postgres"}, Name: "db"}}}
+	if err := c.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	run := &Run{Driver: "d", Client: c, obj: job, kind: "BackupJob"}
+	kept := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: "orphans", Labels: map[string]string{v1alpha1.LabelRun: "with-backup"}},
+		Spec: v1alpha1.BackupSpec{ApplicationRef: job.Spec.ApplicationRef, DriverRef: v1alpha1.DriverRef{Name: "d", ProtocolVersion: v1alpha1.ProtocolVersion},
+			Strategy: v1alpha1.Strategy{Kind: "Job"}, BackupJobName: "nightly", TakenAt: metav1.Now()}}
+	if err := c.Create(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	left := func(runLabel, driverName, jobRef string) *corev1.ConfigMap {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "nightly-backup", Namespace: "orphans",
+			Labels: map[string]string{v1alpha1.LabelRun: runLabel, v1alpha1.LabelDriver: driverName}}}
+		if jobRef != "" {
+			cm.Annotations = map[string]string{AnnotationJob: jobRef}
+		}
+		return cm
+	}
+	ours := "BackupJob/orphans/nightly"
+	for _, tc := range []struct {
+		name    string
+		obj     *corev1.ConfigMap
+		reclaim bool
+		want    bool
+	}{
+		{"earlier job without Backup", left("earlier", "d", ours), false, true},
+		{"earlier job whose Backup exists", left("with-backup", "d", ours), false, false},
+		{"this run", left(string(job.UID), "d", ours), false, false},
+		{"another driver's", left("earlier", "other", ours), false, false},
+		{"another job's", left("earlier", "d", "BackupJob/orphans/other"), false, false},
+		{"a RestoreJob's of the name", left("earlier", "d", "RestoreJob/orphans/nightly"), false, false},
+		{"no annotation", left("earlier", "d", ""), false, false},
+		{"met by a reclaim", left("earlier", "d", ours), true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run
+			if tc.reclaim {
+				r = &Run{Driver: "d", Client: c, obj: kept, kind: "Backup"}
+			}
+			got, err := r.Orphan(ctx, tc.obj)
+			if err != nil || got != tc.want {
+				t.Errorf("Orphan = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+
+	// CreateOrAdopt replaces an orphan and keeps what a Backup needs.
+	orphan := left("earlier", "d", ours)
+	if err := c.Create(ctx, orphan); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "nightly-backup", Namespace: "orphans"}}
+	if adopted, err := run.CreateOrAdopt(ctx, cm); err != nil || adopted || cm.UID == orphan.UID || cm.Labels[v1alpha1.LabelRun] != string(job.UID) {
+		t.Fatalf("CreateOrAdopt over an orphan = %v, %v (uid %s, labels %v); want a new object of this run", adopted, err, cm.UID, cm.Labels)
+	}
+	if err := c.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	needed := left("with-backup", "d", ours)
+	if err := c.Create(ctx, needed); err != nil {
+		t.Fatal(err)
+	}
+	cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "nightly-backup", Namespace: "orphans"}}
+	var ce *ConflictError
+	if _, err := run.CreateOrAdopt(ctx, cm); !errors.As(err, &ce) || ce.Found != "with-backup" {
+		t.Fatalf("CreateOrAdopt over an object a Backup needs = %v, want a *ConflictError", err)
+	}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: "orphans", Name: "nightly-backup"}, cm); err != nil || cm.UID != needed.UID {
+		t.Fatalf("the object a Backup needs is gone or replaced: %v", err)
+	}
+}

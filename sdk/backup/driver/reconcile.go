@@ -54,13 +54,17 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, nil
 	}
 	logger := log.FromContext(ctx).WithValues("driver", o.Name, "identity", o.Identity)
+	if obj.GetDeletionTimestamp() != nil && hasFinalizer(obj) {
+		// Deleted: the run's backend objects go with the job, or stay with
+		// the Backup it produced (contract k7, "Deletion").
+		return r.deleted(ctx, obj, st)
+	}
 	if endedByCore(st) && obj.GetDeletionTimestamp() == nil {
 		// The core ended a run this driver was working on (its run
 		// timeout): cleanup is the driver's (contract k7, "Runs"), so
 		// remove what the run created, then release the claim, which
 		// marks the cleanup done.
-		run := Run{Driver: o.Name, Identity: o.Identity, Namespace: o.Namespace, Strategy: st.Binding.Strategy,
-			Takeovers: st.Claim.Takeovers, Client: r.rt.client, obj: obj, kind: r.ops.kind()}
+		run := r.newRun(obj, st, st.Claim.Takeovers)
 		if err := r.ops.cancel(ctx, obj, run); err != nil {
 			logger.Error(err, "cleanup of a run the core ended failed; retrying", "job", req.NamespacedName)
 			return ctrl.Result{RequeueAfter: time.Second + jitter(time.Second)}, nil
@@ -91,6 +95,13 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			in.StartTime = &t
 		}
 		in.running(r.heldBy(), gen)
+		// The finalizer first: from the claim on, the run may create
+		// backend objects, and a deletion of the job must find it
+		// (contract k7, "Deletion"). The patch is guarded by the job's
+		// resourceVersion, and the claim below by the new one.
+		if err := setFinalizer(ctx, r.rt.client, obj, true); err != nil {
+			return r.writeFailed(ctx, err)
+		}
 		// The claim is written before any backend work, so two replicas
 		// never both work: the loser's write fails its precondition.
 		if err := r.write(ctx, obj, in); err != nil {
@@ -101,8 +112,14 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		}
 		before = in.deepCopy()
 	}
-	run := Run{Driver: o.Name, Identity: o.Identity, Namespace: o.Namespace, Strategy: st.Binding.Strategy,
-		Takeovers: in.Claim.Takeovers, Client: r.rt.client, obj: obj, kind: r.ops.kind()}
+	if !hasFinalizer(obj) {
+		// A run claimed by a driver before it added the finalizer.
+		if err := setFinalizer(ctx, r.rt.client, obj, true); err != nil {
+			return r.writeFailed(ctx, err)
+		}
+		return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
+	}
+	run := r.newRun(obj, st, in.Claim.Takeovers)
 
 	if r.ops.cancelRequested(obj) {
 		if err := r.ops.cancel(ctx, obj, run); err != nil {
@@ -194,6 +211,13 @@ func (r *jobReconciler) writeFailed(ctx context.Context, err error) (ctrl.Result
 		return ctrl.Result{RequeueAfter: 50*time.Millisecond + jitter(time.Second)}, nil
 	}
 	return ctrl.Result{}, err
+}
+
+// newRun is the Run of job obj with status st.
+func (r *jobReconciler) newRun(obj client.Object, st *v1alpha1.JobStatus, takeovers int32) Run {
+	o := r.rt.opts
+	return Run{Driver: o.Name, Identity: o.Identity, Namespace: o.Namespace, Strategy: st.Binding.Strategy,
+		Takeovers: takeovers, Client: r.rt.client, obj: obj, kind: r.ops.kind(), rt: r.rt}
 }
 
 func (r *jobReconciler) heldBy() string {

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -37,6 +38,10 @@ type Run struct {
 
 	obj  client.Object
 	kind string
+	// rt is the replica running the run (nil in a Run made by hand): its
+	// Options.Watches kinds are those whose objects CreateOrAdopt makes
+	// owned by the job. A pointer keeps Run comparable.
+	rt *replica
 }
 
 // Object returns the job (*v1alpha1.BackupJob or *v1alpha1.RestoreJob) or,
@@ -71,7 +76,12 @@ func (r *Run) JobRef() string {
 // CreateOrAdopt creates obj (its name derived with ObjectName) labelled
 // with Labels and annotated with AnnotationJob, or adopts the object of
 // that name created by this run before (a retry, a takeover, a lost
-// response). obj is then the server's copy. adopted tells which. A
+// response). obj is then the server's copy. adopted tells which. An object
+// of a kind in Options.Watches created in the job's namespace also gets an
+// ownerReference to the job (moved to the Backup when the backup
+// succeeds; contract k7, "Deletion"). A same-named object that an earlier
+// job of this name left (Orphan) is deleted and obj created in its place
+// (while it is still being deleted: a transient error); any other
 // same-named object not created by this run is a *ConflictError. Other
 // errors are the API server's (transient).
 func (r *Run) CreateOrAdopt(ctx context.Context, obj client.Object) (adopted bool, err error) {
@@ -89,7 +99,36 @@ func (r *Run) CreateOrAdopt(ctx context.Context, obj client.Object) (adopted boo
 	}
 	a[AnnotationJob] = r.JobRef()
 	obj.SetAnnotations(a)
-	return CreateOrAdopt(ctx, r.Client, r.UID(), obj)
+	if r.ownable(obj) {
+		if err := r.addOwner(obj); err != nil {
+			return false, err
+		}
+	}
+	want := obj.DeepCopyObject().(client.Object)
+	adopted, err = CreateOrAdopt(ctx, r.Client, r.UID(), obj)
+	var ce *ConflictError
+	if !errors.As(err, &ce) {
+		return adopted, err
+	}
+	// obj is the conflicting object as read.
+	orphan, oerr := r.Orphan(ctx, obj)
+	if oerr != nil {
+		return false, oerr
+	}
+	if !orphan {
+		return false, err
+	}
+	if obj.GetDeletionTimestamp() == nil {
+		if err := r.removeOrphan(ctx, obj); err != nil {
+			return false, err
+		}
+	}
+	restore(obj, want)
+	adopted, err = CreateOrAdopt(ctx, r.Client, r.UID(), obj)
+	if errors.As(err, &ce) {
+		return false, fmt.Errorf("%s, left by an earlier job of this name, is being deleted; retrying", ce.Object)
+	}
+	return adopted, err
 }
 
 // List lists the run's objects of list's kind (label

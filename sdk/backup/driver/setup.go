@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -125,6 +127,8 @@ type replica struct {
 	// backend objects).
 	client client.Client
 	cache  cache.Cache
+	// owned are the kinds of Options.Watches (contract k7, "Deletion").
+	owned []schema.GroupVersionKind
 }
 
 // ownCache is the driver's private cache, started by the manager with the
@@ -173,6 +177,13 @@ func Setup(mgr manager.Manager, drv Driver, o Options) error {
 		return err
 	}
 	rt := &replica{opts: o, drv: drv, client: c, cache: ca}
+	for _, w := range o.Watches {
+		gvk, err := apiutil.GVKForObject(w, mgr.GetScheme())
+		if err != nil {
+			return fmt.Errorf("driver %s: kind of Options.Watches %T: %w", o.Name, w, err)
+		}
+		rt.owned = append(rt.owned, gvk)
+	}
 	if err := mgr.Add(registration{rt}); err != nil {
 		return err
 	}

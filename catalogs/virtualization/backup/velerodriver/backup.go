@@ -103,7 +103,16 @@ func (d *Driver) ReconcileBackup(ctx context.Context, run *driver.BackupRun) (dr
 	} else if err != nil {
 		return driver.Outcome{}, err
 	} else if found := vb.Labels[v1alpha1.LabelRun]; found != string(run.UID()) {
-		return driver.Outcome{}, &driver.ConflictError{Object: fmt.Sprintf("Backup %s/%s", key.Namespace, key.Name), Run: string(run.UID()), Found: found}
+		// What an earlier job of this name left (deleted without its
+		// cleanup) is removed, not a conflict (contract k7, "Deletion").
+		orphan, err := run.Orphan(ctx, vb)
+		if err != nil {
+			return driver.Outcome{}, err
+		}
+		if !orphan {
+			return driver.Outcome{}, &driver.ConflictError{Object: fmt.Sprintf("Backup %s/%s", key.Namespace, key.Name), Run: string(run.UID()), Found: found}
+		}
+		return d.removeOrphan(ctx, &run.Run, vb)
 	}
 	desc := fmt.Sprintf("Velero Backup %s/%s", vb.Namespace, vb.Name)
 	state, known := BackupState(vb.Status.Phase)
@@ -185,6 +194,38 @@ func (d *Driver) removeBackup(ctx context.Context, run *driver.Run, key types.Na
 	}
 	_, err := d.requestDeletion(ctx, run, vb)
 	return err
+}
+
+// removeOrphan removes vb, a Velero Backup an earlier job of the run's
+// name left (driver.Run.Orphan), and reports the run waiting: one not
+// started yet or refused by validation holds no data and is deleted; a
+// running one is waited for (Velero cannot stop it); any other is deleted
+// with its data through a DeleteBackupRequest of its own name
+// ("<job>-orphan-delete"), which Velero processes. The next call creates
+// the run's Backup once the name is free.
+func (d *Driver) removeOrphan(ctx context.Context, run *driver.Run, vb *velerov1.Backup) (driver.Outcome, error) {
+	desc := fmt.Sprintf("Velero Backup %s/%s, left by an earlier job of this name", vb.Namespace, vb.Name)
+	wait := func(what string) (driver.Outcome, error) {
+		return driver.Outcome{RequeueAfter: poll, Progress: &driver.Progress{Message: desc + ": " + what}}, nil
+	}
+	if vb.DeletionTimestamp != nil {
+		return wait("being deleted")
+	}
+	switch state, _ := BackupState(vb.Status.Phase); state {
+	case StateWaiting, StateInvalid:
+		uid := vb.UID
+		if err := run.Client.Delete(ctx, vb, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+			return driver.Outcome{}, err
+		}
+		return driver.Outcome{RequeueAfter: time.Millisecond, Progress: &driver.Progress{Message: desc + ": deleted"}}, nil
+	case StateRunning:
+		return wait(string(vb.Status.Phase) + "; waiting for it to end before deleting it")
+	}
+	obj := run.Object()
+	if _, err := d.requestDeletionNamed(ctx, run, vb, objectName(obj.GetNamespace(), obj.GetName(), "orphan-delete")); err != nil {
+		return driver.Outcome{}, err
+	}
+	return wait("deletion requested from Velero")
 }
 
 func backupCounts(vb *velerov1.Backup) string {

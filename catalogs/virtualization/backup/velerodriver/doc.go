@@ -75,7 +75,12 @@
 // running one cannot be stopped, so the cancel waits (a transient error)
 // until it ends, then a finished backup is deleted with a
 // DeleteBackupRequest and a restore object is deleted (what it restored
-// stays).
+// stays). The SDK runs the same cancel when a job is deleted before it
+// produced a Backup (its finalizer backups.cozystack.io/backend-cleanup),
+// so no Velero Backup, with its long TTL, outlives a deleted running job.
+// A Velero Backup that an earlier job of the same name left
+// (driver.Run.Orphan) is removed the same way by the new job, which then
+// takes its own: no conflict, no adoption (contract k7, "Deletion").
 //
 // Reclaim ("Retention"). A deleted Backup's Velero backup is deleted the
 // way `velero backup delete` does it: a DeleteBackupRequest labelled

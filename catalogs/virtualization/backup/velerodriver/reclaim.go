@@ -73,8 +73,14 @@ func (d *Driver) Reclaim(ctx context.Context, run *driver.ReclaimRun) (driver.Ou
 // velero.io/backup-uid), and returns it.
 func (d *Driver) requestDeletion(ctx context.Context, run *driver.Run, vb *velerov1.Backup) (*velerov1.DeleteBackupRequest, error) {
 	obj := run.Object()
+	return d.requestDeletionNamed(ctx, run, vb, objectName(obj.GetNamespace(), obj.GetName(), "delete"))
+}
+
+// requestDeletionNamed is requestDeletion with the DeleteBackupRequest
+// named name.
+func (d *Driver) requestDeletionNamed(ctx context.Context, run *driver.Run, vb *velerov1.Backup, name string) (*velerov1.DeleteBackupRequest, error) {
 	dbr := &velerov1.DeleteBackupRequest{}
-	dbr.Name, dbr.Namespace = objectName(obj.GetNamespace(), obj.GetName(), "delete"), vb.Namespace
+	dbr.Name, dbr.Namespace = name, vb.Namespace
 	dbr.Labels = map[string]string{
 		velerov1.BackupNameLabel: label.GetValidName(vb.Name),
 		velerov1.BackupUIDLabel:  string(vb.UID),

@@ -112,12 +112,14 @@ func TestDriverKilledMidRun(t *testing.T) {
 	if got := batchJobs(t, ns, j.UID); len(got) != 1 {
 		t.Errorf("%d batch Jobs at the end, want 1", len(got))
 	}
-	// No finalizer on the objects of the run but the driver's own on its
-	// Backup: the core adds none.
-	for _, obj := range []metav1.Object{j, &jobs[0]} {
-		if f := obj.GetFinalizers(); len(f) > 0 {
-			t.Errorf("%s has finalizers %v", obj.GetName(), f)
-		}
+	// No finalizer on the objects of the run but the driver's own on the
+	// job (it removes the run's backend objects if the job is deleted
+	// before it produced a Backup) and on its Backup: the core adds none.
+	if f := j.GetFinalizers(); len(f) != 1 || f[0] != backupsv1alpha1.JobFinalizer {
+		t.Errorf("job finalizers %v, want only the driver's %s", f, backupsv1alpha1.JobFinalizer)
+	}
+	if f := jobs[0].GetFinalizers(); len(f) > 0 {
+		t.Errorf("batch Job %s has finalizers %v", jobs[0].Name, f)
 	}
 	if m := driverManagers(j); len(m) != 1 || m[0] != backupsv1alpha1.DriverFieldManager("job") {
 		t.Errorf("driver field managers %v, want only %s", m, backupsv1alpha1.DriverFieldManager("job"))

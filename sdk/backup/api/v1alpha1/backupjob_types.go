@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // BackupJob is one backup run of one application. A Plan creates them on
@@ -51,6 +52,14 @@ type BackupJobStatus struct {
 	// BackupName is the Backup the driver created on success.
 	// +optional
 	BackupName string `json:"backupName,omitempty"`
+	// PlanUID is the UID of the Plan that created the job, written by the
+	// core (field manager PlanFieldManager) right after it created it; a
+	// job made by hand has none, whatever its labels and ownerReferences
+	// say (a tenant may write those, never a status). The driver copies it
+	// to the Backup's label LabelPlanUID, the only thing a Plan's
+	// retention counts (contract k7, "Retention").
+	// +optional
+	PlanUID types.UID `json:"planUID,omitempty"`
 	// ApplicationSnapshotRef refers to the application's spec when the
 	// job was bound (core); the driver copies it into the Backup for a
 	// restore to a new application. Read the values with

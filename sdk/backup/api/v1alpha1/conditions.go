@@ -173,7 +173,14 @@ const (
 // Labels and finalizers.
 const (
 	// LabelPlan on a BackupJob and a Backup names the Plan that made it.
+	// On a BackupJob a tenant may write it: it proves nothing (LabelPlanUID
+	// does).
 	LabelPlan = "backups.cozystack.io/plan"
+	// LabelPlanUID on a Backup is the UID of the Plan whose job took it,
+	// copied by the driver from the job's status.planUID (written by the
+	// core): a Plan's retention counts, keeps and deletes only the Backups
+	// with its own UID here (contract k7, "Retention").
+	LabelPlanUID = "backups.cozystack.io/plan-uid"
 	// LabelDriver on a BackupJob, RestoreJob and Backup names the bound
 	// driver, so a driver's cache holds only its own jobs; on a driver's
 	// registration Lease it names the driver, so the core caches only
@@ -185,11 +192,22 @@ const (
 	// BackupFinalizer is the driver's finalizer on its Backups while it
 	// has the Reclaim capability. The core adds none.
 	BackupFinalizer = "backups.cozystack.io/reclaim"
+	// JobFinalizer is the driver's finalizer on a BackupJob or RestoreJob
+	// it claimed: when the job is deleted before it produced a Backup,
+	// the driver removes the run's backend objects (Cancel*) before
+	// releasing it, so nothing of the run is left in any namespace
+	// (contract k7, "Deletion"). The core adds none.
+	JobFinalizer = "backups.cozystack.io/backend-cleanup"
 )
 
 // CoreFieldManager is the field manager of every status write of the
 // platform's backup core (server-side apply).
 const CoreFieldManager = "cozystack-backup-core"
+
+// PlanFieldManager is the field manager of the core's write of a
+// BackupJob's status.planUID, apart from CoreFieldManager's intent so the
+// binder's applies, which do not send it, leave it.
+const PlanFieldManager = "cozystack-backup-plan"
 
 // DriverFieldManager is the field manager of every write of the driver
 // named driver (server-side apply), e.g. "backup-driver-job".

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // RestoreMode is where a RestoreJob restores to.
@@ -88,6 +89,13 @@ type RestoreJobStatus struct {
 	// RestoreJob's namespace.
 	// +optional
 	TargetRef *ApplicationRef `json:"targetRef,omitempty"`
+	// TargetUID is the UID of the application the core created for this
+	// job (mode NewApplication), recorded with the binding. When the job
+	// ends Failed or Cancelled, the core deletes the application of this
+	// UID (never another of the same name, never one that existed before
+	// the job), so a retry can create it again (contract k7, "Restores").
+	// +optional
+	TargetUID types.UID `json:"targetUID,omitempty"`
 }
 
 // +kubebuilder:object:root=true

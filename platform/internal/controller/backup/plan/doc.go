@@ -16,9 +16,12 @@
 //   - A run due at time t starts a BackupJob named JobName(plan, t)
 //     ("<plan>-<minutes since the epoch>", at most 63 characters),
 //     labelled backups.cozystack.io/plan, controlled by the Plan (owner
-//     reference), its spec copied from the Plan's. The name is the lock:
-//     a restart or a second instance gets AlreadyExists and adopts the
-//     job, so no scheduled time ever has two jobs.
+//     reference), its spec copied from the Plan's; then the Plan's UID is
+//     written to its status.planUID (field manager
+//     v1alpha1.PlanFieldManager), which only the core can write. The name
+//     is the lock: a restart or a second instance gets AlreadyExists and
+//     adopts the job (only one that backs up what the Plan does), so no
+//     scheduled time ever has two jobs.
 //   - Each scheduled time is acted on once: the scheduler looks at the
 //     times due after the latest of the Plan's creation,
 //     status.lastScheduleTime and status.lastSkipped.time. Of those, only
@@ -41,8 +44,11 @@
 //     it never polls.
 //
 // Retention (package cozystack.io/platform/internal/controller/backup/retention
-// decides) runs on every pass over the Plan's Backups (label
-// backups.cozystack.io/plan). Only Backups with Ready=True count: a
+// decides) runs on every pass over the Plan's Backups: those labelled
+// backups.cozystack.io/plan-uid with the Plan's UID, which the driver
+// copies from the job's status.planUID. A Backup of a job made by hand,
+// whatever its labels (backups.cozystack.io/plan is a tenant's to write)
+// and ownerReferences, is never counted nor deleted. Only Backups with Ready=True count: a
 // failed or unfinished Backup neither takes a keep slot (a run of broken
 // backups never pushes out the last good one) nor is deleted by
 // retention (its driver may still be writing it); a Backup being deleted

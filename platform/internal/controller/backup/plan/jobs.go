@@ -13,12 +13,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"cozystack.io/sdk/backup/api/v1alpha1"
+	"cozystack.io/sdk/backup/apply"
 )
 
 // observed is what a Plan's BackupJobs say.
 type observed struct {
-	// jobs are the Plan's jobs (label backups.cozystack.io/plan and a
-	// controller reference to this Plan) by name.
+	// jobs are the Plan's jobs (label backups.cozystack.io/plan, a
+	// controller reference to this Plan and its UID in status.planUID)
+	// by name.
 	jobs map[string]*v1alpha1.BackupJob
 	// active are the names of those neither in a terminal phase nor being
 	// deleted, sorted.
@@ -40,6 +42,12 @@ func (r *reconciler) observe(ctx context.Context, plan *v1alpha1.Plan) (observed
 			// A job made by hand, or by a former Plan of the same name.
 			continue
 		}
+		if !recorded(j, plan) {
+			// A job made by hand to look like the Plan's: its label and
+			// controller reference are a tenant's to write, the status is
+			// not (contract k7, "Retention"). It takes no concurrency slot.
+			continue
+		}
 		o.jobs[j.Name] = j
 		if !j.Status.Phase.Terminal() && j.DeletionTimestamp == nil {
 			o.active = append(o.active, j.Name)
@@ -58,8 +66,8 @@ func (r *reconciler) observe(ctx context.Context, plan *v1alpha1.Plan) (observed
 // AlreadyExists. A job of that name that is not plan's is an error.
 func (r *reconciler) start(ctx context.Context, plan *v1alpha1.Plan, scheduled time.Time, o *observed) (string, error) {
 	name := JobName(plan.Name, scheduled)
-	if _, ok := o.jobs[name]; ok {
-		return name, nil
+	if j, ok := o.jobs[name]; ok {
+		return name, r.mark(ctx, plan, j)
 	}
 	job := &v1alpha1.BackupJob{
 		ObjectMeta: metav1.ObjectMeta{
@@ -84,7 +92,7 @@ func (r *reconciler) start(ctx context.Context, plan *v1alpha1.Plan, scheduled t
 		if err := r.reader.Get(ctx, client.ObjectKeyFromObject(job), existing); err != nil {
 			return "", fmt.Errorf("get BackupJob %s/%s: %w", job.Namespace, name, err)
 		}
-		if !metav1.IsControlledBy(existing, plan) {
+		if !metav1.IsControlledBy(existing, plan) || !sameRun(existing, job) {
 			return "", fmt.Errorf("the run due at %s is not started: BackupJob %s/%s exists and is not this Plan's; delete or rename it",
 				scheduled.UTC().Format(time.RFC3339), job.Namespace, name)
 		}
@@ -93,11 +101,66 @@ func (r *reconciler) start(ctx context.Context, plan *v1alpha1.Plan, scheduled t
 		return "", fmt.Errorf("create BackupJob %s/%s: %w", job.Namespace, name, err)
 	}
 	o.jobs[name] = job
+	if err := r.mark(ctx, plan, job); err != nil {
+		return "", err
+	}
 	if !job.Status.Phase.Terminal() && !slices.Contains(o.active, name) {
 		o.active = append(o.active, name)
 		slices.Sort(o.active)
 	}
 	return name, nil
+}
+
+// mark records plan's UID in job's status.planUID (as
+// v1alpha1.PlanFieldManager, apart from the binder's intent), which the
+// driver copies to the Backup's label backups.cozystack.io/plan-uid: the
+// only thing the Plan's retention counts (contract k7, "Retention"). A
+// tenant may write a job's labels and ownerReferences, never its status,
+// so a job made by hand never carries it. mark is called for the job the
+// Plan just created, or for the job of its run's name that it controls and
+// that backs up what the Plan does (a job made by hand to look exactly
+// like the Plan's run is that run).
+func (r *reconciler) mark(ctx context.Context, plan *v1alpha1.Plan, job *v1alpha1.BackupJob) error {
+	switch job.Status.PlanUID {
+	case plan.UID:
+		return nil
+	case "":
+	default:
+		return fmt.Errorf("BackupJob %s/%s records Plan UID %s, not this Plan's (%s): delete or rename it", job.Namespace, job.Name, job.Status.PlanUID, plan.UID)
+	}
+	if !metav1.IsControlledBy(job, plan) || job.Spec.ApplicationRef != plan.Spec.ApplicationRef || job.Spec.BackupClassName != plan.Spec.BackupClassName {
+		return fmt.Errorf("BackupJob %s/%s is not this Plan's run: it backs up %s with class %s; delete or rename it",
+			job.Namespace, job.Name, job.Spec.ApplicationRef.Name, job.Spec.BackupClassName)
+	}
+	if err := apply.Status(ctx, r.client, job, map[string]any{"planUID": plan.UID}, v1alpha1.PlanFieldManager); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("record Plan %s in BackupJob %s/%s (status.planUID): %w", plan.Name, job.Namespace, job.Name, err)
+	}
+	job.Status.PlanUID = plan.UID
+	return nil
+}
+
+// recorded reports whether job, controlled by plan, is plan's own: it
+// records plan's UID in status.planUID, or it is the job of the run the
+// Plan started last (status.lastScheduleTime), whose record may not have
+// reached the cache yet (mark writes it right after the create).
+func recorded(job *v1alpha1.BackupJob, plan *v1alpha1.Plan) bool {
+	switch job.Status.PlanUID {
+	case plan.UID:
+		return true
+	case "":
+		last := plan.Status.LastScheduleTime
+		return last != nil && job.Name == JobName(plan.Name, last.Time)
+	}
+	return false
+}
+
+// sameRun reports whether existing backs up what want, the job a Plan
+// would create, does.
+func sameRun(existing, want *v1alpha1.BackupJob) bool {
+	return existing.Spec.ApplicationRef == want.Spec.ApplicationRef && existing.Spec.BackupClassName == want.Spec.BackupClassName
 }
 
 // cancel sets spec.cancel on the active job (Replace); the bound

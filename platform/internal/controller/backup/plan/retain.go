@@ -30,15 +30,20 @@ type retained struct {
 	terminating []string
 }
 
-// retain evaluates the Plan's retention over its Backups (label
-// backups.cozystack.io/plan) at now in loc and deletes those it does not
+// retain evaluates the Plan's retention over its Backups at now in loc and
+// deletes those it does not
 // keep whose driver has the Reclaim capability. Only Backups with
 // Ready=True count (kept or deleted); a Backup being deleted does not
 // count, nor does one not (yet, or no longer) Ready: retention neither
-// keeps a slot for it nor deletes it.
+// keeps a slot for it nor deletes it. The Plan's Backups are those
+// labelled backups.cozystack.io/plan-uid with its UID, which the driver
+// copies from the job's status.planUID, written only by the core for the
+// jobs the Plan created (mark): a BackupJob a tenant labelled
+// backups.cozystack.io/plan=<plan>, or made to name another Plan, yields a
+// Backup this pass neither counts nor deletes (contract k7, "Retention").
 func (r *reconciler) retain(ctx context.Context, plan *v1alpha1.Plan, loc *time.Location, now time.Time) (retained, error) {
 	var list v1alpha1.BackupList
-	if err := r.client.List(ctx, &list, client.InNamespace(plan.Namespace), client.MatchingLabels{v1alpha1.LabelPlan: plan.Name}); err != nil {
+	if err := r.client.List(ctx, &list, client.InNamespace(plan.Namespace), client.MatchingLabels{v1alpha1.LabelPlanUID: string(plan.UID)}); err != nil {
 		return retained{}, fmt.Errorf("list the Backups of Plan %s/%s: %w", plan.Namespace, plan.Name, err)
 	}
 	var out retained

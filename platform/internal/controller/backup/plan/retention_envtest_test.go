@@ -52,10 +52,15 @@ func TestRetention(t *testing.T) {
 			ns := backuptest.TempNamespace(t, c, "plan-")
 			driver := createDriver(t, ns, tc.reclaim)
 			const planName = "db"
+			spec := planSpec("0 3 * * *")
+			spec.Retention = &v1alpha1.Retention{KeepDaily: ptr.To[int32](7), KeepWeekly: ptr.To[int32](4)}
+			// The Plan first (nothing reconciles it yet): its Backups
+			// carry its UID.
+			p := createPlan(t, ns, planName, spec)
 			var wantKeep, wantDelete []string
 			for _, at := range fortyDays {
 				name := planName + "-" + at.Format("20060102")
-				createBackup(t, ns, planName, name, driver, at, tc.reclaim)
+				createBackup(t, ns, p, name, driver, at, tc.reclaim)
 				if slices.Contains(keptDays, at.Format("20060102")) {
 					wantKeep = append(wantKeep, name)
 				} else {
@@ -65,13 +70,10 @@ func TestRetention(t *testing.T) {
 			// A Backup that is not Ready (its run failed after the
 			// driver created it) neither takes a keep slot nor is
 			// deleted, though older than every other.
-			createBackup(t, ns, planName, brokenBackup, driver, time.Date(2025, 12, 31, 3, 0, 0, 0, time.UTC), tc.reclaim)
+			createBackup(t, ns, p, brokenBackup, driver, time.Date(2025, 12, 31, 3, 0, 0, 0, time.UTC), tc.reclaim)
 			setReady(t, ns, brokenBackup, driver, false)
 			wantKeep = append(wantKeep, brokenBackup)
 			slices.Sort(wantKeep)
-			spec := planSpec("0 3 * * *")
-			spec.Retention = &v1alpha1.Retention{KeepDaily: ptr.To[int32](7), KeepWeekly: ptr.To[int32](4)}
-			p := createPlan(t, ns, planName, spec)
 			startReconciler(t, ns, clocktesting.NewFakeClock(time.Now()))
 
 			if tc.reclaim {
@@ -164,16 +166,26 @@ func createDriver(t *testing.T, ns string, reclaim bool) string {
 	return d.Name
 }
 
-// createBackup creates a ready Backup of plan taken at, as driver would.
-func createBackup(t *testing.T, ns, plan, name, driver string, at time.Time, finalizer bool) {
+// createBackup creates a ready Backup of a job of plan taken at, as
+// driver would: labelled with the Plan's name and its UID (which the
+// driver copies from the job's status.planUID, written by the core).
+func createBackup(t *testing.T, ns string, plan *v1alpha1.Plan, name, driver string, at time.Time, finalizer bool) {
+	t.Helper()
+	createBackupLabelled(t, ns, name, driver, at, finalizer, map[string]string{
+		v1alpha1.LabelPlan: plan.Name, v1alpha1.LabelPlanUID: string(plan.UID), v1alpha1.LabelDriver: driver})
+}
+
+// createBackupLabelled creates a ready Backup labelled labels taken at, as
+// driver would.
+func createBackupLabelled(t *testing.T, ns, name, driver string, at time.Time, finalizer bool, labels map[string]string) {
 	t.Helper()
 	b := &v1alpha1.Backup{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{v1alpha1.LabelPlan: plan, v1alpha1.LabelDriver: driver}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
 		Spec: v1alpha1.BackupSpec{
 			ApplicationRef: planSpec("").ApplicationRef,
 			DriverRef:      v1alpha1.DriverRef{Name: driver, ProtocolVersion: v1alpha1.ProtocolVersion},
 			Strategy:       v1alpha1.Strategy{Kind: "Job"},
-			BackupJobName:  name, PlanName: plan, TakenAt: metav1.Time{Time: at},
+			BackupJobName:  name, PlanName: labels[v1alpha1.LabelPlan], TakenAt: metav1.Time{Time: at},
 		},
 	}
 	if finalizer {

@@ -73,7 +73,14 @@
 //     verified against its digest: SnapshotTampered), labelled LabelRestoreJob
 //     (a missing snapshot fails with SnapshotMissing, a refusal by the API
 //     with TargetInvalid). So nothing is created for a job that cannot
-//     bind, nor of a kind step 5 refused.
+//     bind, nor of a kind step 5 refused. Its UID is recorded in
+//     status.targetUID with the binding.
+//  9. A job that ends Failed or Cancelled after that (its driver failed
+//     it, or the run bounds did) has the application of status.targetUID
+//     deleted (removeTarget, with a UID precondition: never one made
+//     under the name meanwhile, never one that existed before the job),
+//     so nothing stays behind Ready and empty and a retry into the name
+//     binds instead of failing TargetExists.
 //  8. Binding: the job is labelled backups.cozystack.io/driver: <name>,
 //     then status.binding is written: driverRef {name, protocolVersion},
 //     the Backup's strategy, the class name and timeouts (the class is the
@@ -89,7 +96,7 @@
 //
 // Every write is one server-side apply of the status subresource as
 // v1alpha1.CoreFieldManager (package cozystack.io/sdk/backup/apply) with
-// the core's whole intent: observedGeneration, phase, targetRef, binding
+// the core's whole intent: observedGeneration, phase, targetRef, targetUID, binding
 // (resent once written) and the conditions Authorized, DriverBound and
 // Ready (while waiting, Ready=False carries the reason it waits for; on a
 // failure, phase Failed, Ready=False with the failure's reason, and

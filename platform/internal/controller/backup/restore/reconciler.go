@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -46,6 +47,18 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if job.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
+	}
+	if p := job.Status.Phase; p == backupsv1alpha1.PhaseFailed || p == backupsv1alpha1.PhaseCancelled {
+		// A failed restore removes the application the core created for
+		// it (contract k7, "Restores").
+		removed, err := removeTarget(ctx, r.reader, r.apps, job)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if removed {
+			ctrl.LoggerFrom(ctx).Info("deleted the application created for a failed restore",
+				"restoreJob", req.NamespacedName, "application", job.Status.TargetRef.Name, "uid", job.Status.TargetUID)
+		}
 	}
 	if b := job.Status.Binding; b != nil {
 		return reconcile.Result{}, r.labelDriver(ctx, job, b.DriverRef.Name)
@@ -174,6 +187,7 @@ func (r *reconciler) decide(ctx context.Context, job *backupsv1alpha1.RestoreJob
 			return stop(o), nil
 		}
 	}
+	in.targetUID = t.uid
 	in.binding = newBinding(b, version, class, timeouts, now)
 	in.bound = &verdict{status: metav1.ConditionTrue, reason: backupsv1alpha1.ReasonBound, message: fmt.Sprintf(
 		"bound to BackupDriver %s (protocol %s), which took Backup %s/%s; it restores into %s %s",

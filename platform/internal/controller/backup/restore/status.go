@@ -5,6 +5,7 @@ import (
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 )
@@ -25,6 +26,9 @@ type intent struct {
 	cancelled bool
 	// targetRef is the application restored into, once known.
 	targetRef *backupsv1alpha1.ApplicationRef
+	// targetUID is the UID of the application the core created, once it
+	// exists (status.targetUID).
+	targetUID types.UID
 	// binding, once written, is resent on every apply.
 	binding *backupsv1alpha1.Binding
 }
@@ -35,7 +39,10 @@ type intent struct {
 // observedGeneration. Ready is sent only while the job waits or when it
 // fails: from binding on, Ready is the driver's.
 func status(job *backupsv1alpha1.RestoreJob, in intent, now time.Time) backupsv1alpha1.RestoreJobStatus {
-	st := backupsv1alpha1.RestoreJobStatus{TargetRef: in.targetRef}
+	st := backupsv1alpha1.RestoreJobStatus{TargetRef: in.targetRef, TargetUID: in.targetUID}
+	if st.TargetUID == "" {
+		st.TargetUID = job.Status.TargetUID
+	}
 	st.ObservedGeneration = job.Generation
 	st.Phase = backupsv1alpha1.PhasePending
 	st.Binding = in.binding

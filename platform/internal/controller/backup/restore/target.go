@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -30,6 +31,10 @@ type target struct {
 	ref    backupsv1alpha1.ApplicationRef
 	gvr    schema.GroupVersionResource
 	create *unstructured.Unstructured
+	// uid is the UID of the application the core created for the job
+	// (mode NewApplication), once it exists: recorded in status.targetUID,
+	// it is what a failed job deletes (removeTarget).
+	uid types.UID
 }
 
 // outcome of one step of a reconcile: nothing (go on), a wait (the
@@ -117,6 +122,7 @@ func resolveTarget(ctx context.Context, r client.Reader, apps dynamic.Interface,
 		if o := adoptable(job, cur); !o.done() {
 			return nil, o, nil
 		}
+		t.uid = createdUID(job, cur)
 		return t, outcome{}, nil
 	}
 	// The captured spec, read through its reference and verified against
@@ -178,25 +184,79 @@ func adoptable(job *backupsv1alpha1.RestoreJob, cur *unstructured.Unstructured) 
 		cur.GetKind(), cur.GetName(), job.Namespace)
 }
 
+// createdUID is the UID of cur, an application labelled with job's UID,
+// when the core created it for job: it was created at or after the job
+// (the label is a tenant's to write, so an application that existed
+// before the job is never taken for the core's, and never deleted as
+// such).
+func createdUID(job *backupsv1alpha1.RestoreJob, cur *unstructured.Unstructured) types.UID {
+	if created := cur.GetCreationTimestamp(); created.Before(&job.CreationTimestamp) {
+		return ""
+	}
+	return cur.GetUID()
+}
+
 // createTarget creates t.create through the application API as the core,
-// adopting it when a retry finds its own. A refusal of the object
-// (Invalid, BadRequest) fails the job with TargetInvalid; other
-// errors are returned, to retry.
+// adopting it when a retry finds its own, and sets t.uid. A refusal of
+// the object (Invalid, BadRequest) fails the job with TargetInvalid;
+// other errors are returned, to retry.
 func createTarget(ctx context.Context, apps dynamic.Interface, job *backupsv1alpha1.RestoreJob, t *target) (outcome, error) {
 	res := apps.Resource(t.gvr).Namespace(job.Namespace)
-	_, err := res.Create(ctx, t.create, metav1.CreateOptions{FieldManager: backupsv1alpha1.CoreFieldManager})
+	made, err := res.Create(ctx, t.create, metav1.CreateOptions{FieldManager: backupsv1alpha1.CoreFieldManager})
 	switch {
 	case err == nil:
+		t.uid = made.GetUID()
 		return outcome{}, nil
 	case apierrors.IsAlreadyExists(err):
 		cur, err := res.Get(ctx, t.ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return outcome{}, fmt.Errorf("get %s %s/%s: %w", t.ref.Kind, job.Namespace, t.ref.Name, err)
 		}
-		return adoptable(job, cur), nil
+		o := adoptable(job, cur)
+		if o.done() {
+			t.uid = createdUID(job, cur)
+		}
+		return o, nil
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		return failed(backupsv1alpha1.ReasonTargetInvalid,
 			"the application API refused %s %s built from Backup %s/%s's snapshot: %v", t.ref.Kind, t.ref.Name, backupNamespace(job), job.Spec.BackupRef.Name, err), nil
 	}
 	return outcome{}, fmt.Errorf("create %s %s/%s: %w", t.ref.Kind, job.Namespace, t.ref.Name, err)
+}
+
+// removeTarget deletes the application the core created for job
+// (status.targetUID) once job ended Failed or Cancelled, so it does not
+// stay behind, Ready and empty, and a retry into the same name is not
+// refused TargetExists. Only the application of that UID goes (a UID
+// precondition): one created under the name meanwhile, or one that
+// existed before the job, is never touched. It reports whether it deleted
+// one; gone already is no error. Other errors are the API's.
+func removeTarget(ctx context.Context, r client.Reader, apps dynamic.Interface, job *backupsv1alpha1.RestoreJob) (bool, error) {
+	ref, uid := job.Status.TargetRef, job.Status.TargetUID
+	if ref == nil || uid == "" || job.Spec.Target.Mode != backupsv1alpha1.RestoreNewApplication {
+		return false, nil
+	}
+	gvr, ok, err := resourceFor(ctx, r, ref.ApplicationKind)
+	if err != nil || !ok {
+		return false, err
+	}
+	res := apps.Resource(gvr).Namespace(job.Namespace)
+	cur, err := res.Get(ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("get %s %s/%s: %w", ref.Kind, job.Namespace, ref.Name, err)
+	case cur.GetUID() != uid || cur.GetDeletionTimestamp() != nil:
+		return false, nil
+	}
+	err = res.Delete(ctx, ref.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		// Gone, or replaced by another of the name: not ours to delete.
+		return false, nil
+	}
+	return false, fmt.Errorf("delete %s %s/%s, created by the failed RestoreJob %s: %w", ref.Kind, job.Namespace, ref.Name, job.Name, err)
 }
