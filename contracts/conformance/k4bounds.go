@@ -10,7 +10,8 @@ import (
 // schema (k4-values.md, "Bounded values"): every string has a maxLength
 // (or an enum, a const, or a pattern that bounds its length), every map
 // (an object whose additionalProperties or patternProperties is a schema)
-// a maxProperties, and every array a maxItems. A tenant writes these
+// a maxProperties and propertyNames that bound its keys the same way, and
+// every array a maxItems. A tenant writes these
 // values; each byte is stored in the HelmRelease, again in what the chart
 // renders and in every backup snapshot, and each map entry or array item
 // may render objects of its own, so an unbounded field lets one request
@@ -62,6 +63,9 @@ func unbounded(node map[string]any) (string, string) {
 			"add \"maxLength\": the longest value the application needs (e.g. 253 for a name, 64 for a quantity, 65536 for a document)"
 	case hasType(node, "object") && isMapSchema(node) && node["maxProperties"] == nil:
 		return "has no maxProperties", "add \"maxProperties\": the most entries the application needs (e.g. 32 users)"
+	case hasType(node, "object") && isMapSchema(node) && !keysBounded(node):
+		return "has keys of any length (no propertyNames with a maxLength or a bounding pattern)",
+			"add \"propertyNames\": {\"maxLength\": 63} (or a pattern such as ^[a-z][a-z0-9]{0,30}$)"
 	case hasType(node, "array") && node["maxItems"] == nil:
 		return "has no maxItems", "add \"maxItems\": the most items the application needs (e.g. 16 disks)"
 	}
@@ -90,6 +94,19 @@ func isMapSchema(node map[string]any) bool {
 	}
 	pp, ok := node["patternProperties"].(map[string]any)
 	return ok && len(pp) > 0
+}
+
+// keysBounded is true when a map's propertyNames bound the keys' length.
+func keysBounded(node map[string]any) bool {
+	pn, ok := node["propertyNames"].(map[string]any)
+	if !ok {
+		return false
+	}
+	if pn["maxLength"] != nil || pn["enum"] != nil || pn["const"] != nil {
+		return true
+	}
+	p, ok := pn["pattern"].(string)
+	return ok && patternBounded(p)
 }
 
 // patternBounded reports whether every string matching the regular

@@ -33,7 +33,7 @@ var Rules = []Rule{
 	{"K4-open-object", "K4", "every object in a values schema rejects unknown keys (additionalProperties false or a map's value schema)"},
 	{"K4-platform-keys", "K4", "a values schema admits _cluster and _namespace as open objects ({\"type\": \"object\"})"},
 	{"K4-dependency-key", "K4", "a values schema admits each dependency's key (alias, else name)"},
-	{"K4-unbounded", "K4", "in an application chart's values schema every string has a maxLength (or an enum, a const, or a pattern anchored at both ends without an unbounded repetition), every map a maxProperties and every array a maxItems"},
+	{"K4-unbounded", "K4", "in an application chart's values schema every string has a maxLength (or an enum, a const, or a pattern anchored at both ends without an unbounded repetition), every map a maxProperties and bounded propertyNames, and every array a maxItems"},
 	{"K4-unquoted-string", "K4", "templates print no free string of the values (a string whose schema has no pattern or enum) raw: through quote, toJson, or toYaml/int of a typed value"},
 	{"K4-application-rights", "K4", "every object an application chart renders with its defaults is namespaced, in the release's namespace, and of a resource applications[].rules grant with the verbs Helm uses"},
 	{"K4-key-removed", "K4", "no key of the previous catalog version's values schema is removed"},

@@ -443,6 +443,26 @@ func oldest(items []v1alpha1.BackupJob) v1alpha1.BackupJob {
 	return o
 }
 
+// createCounted creates obj, an object the tenant namespace's ResourceQuota
+// cozy-backup-objects counts, waiting up to two minutes while quota
+// admission refuses it because the quota's usage is not computed yet
+// ("status unknown for quota": kube-controller-manager finds the
+// resources of CRDs installed after it started by discovery, every 30 s).
+func createCounted(ctx context.Context, c client.Client, obj client.Object) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		err := c.Create(ctx, obj)
+		if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "status unknown for quota") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 // backupsAndRestores runs backUp and restore for every case.
 func (j *job) backupsAndRestores(ctx context.Context) error {
 	tc, err := j.tenant()
@@ -452,7 +472,7 @@ func (j *job) backupsAndRestores(ctx context.Context) error {
 	// Every Plan first: they all run at the next minute.
 	for _, bc := range backupCases() {
 		p := plan(bc)
-		if err := tc.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
+		if err := createCounted(ctx, tc, p); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create Plan %s/%s as the tenant: %w", TenantNS, p.Name, err)
 		}
 		j.printf("  Plan %s/%s created as the tenant: %s %s, class %s, cron %q", TenantNS, p.Name, bc.kind, bc.app, bc.class, p.Spec.Schedule.Cron)

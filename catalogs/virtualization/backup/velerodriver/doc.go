@@ -15,7 +15,8 @@
 // (spec.orLabelSelectors): app.kubernetes.io/instance=<release> (every
 // object charts/vm-instance and charts/vm-disk render carries it), and for
 // a VMInstance also the releases of the VMDisks its spec (the job's
-// applicationSnapshot) attaches; the kubevirt-velero-plugin, installed
+// application snapshot, read once through BackupRun.Snapshot, which
+// verifies its digest) attaches; the kubevirt-velero-plugin, installed
 // with Velero, adds the volumes. Storage location and the rest from the
 // class's parameters (Parameters; strict: an unknown key fails the job
 // InvalidParameters naming it). Spec.driverData of the Backup is

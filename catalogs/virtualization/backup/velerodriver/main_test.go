@@ -32,6 +32,7 @@ import (
 	"cozystack.io/sdk/backup/apply"
 	"cozystack.io/sdk/backup/crds"
 	"cozystack.io/sdk/backup/driver"
+	"cozystack.io/sdk/backup/snapshot"
 	"cozystack.io/sdk/charttest"
 	"cozystack.io/sdk/localcp"
 	"cozystack.io/sdk/testenv"
@@ -126,11 +127,28 @@ var vm = v1alpha1.ApplicationRef{ApplicationKind: v1alpha1.ApplicationKind{APIGr
 
 // coreStatus is what the core writes when it binds a job.
 type coreStatus struct {
-	Phase               v1alpha1.JobPhase        `json:"phase,omitempty"`
-	Binding             *v1alpha1.Binding        `json:"binding,omitempty"`
-	Conditions          []metav1.Condition       `json:"conditions,omitempty"`
-	ApplicationSnapshot *apiextensionsv1.JSON    `json:"applicationSnapshot,omitempty"`
-	TargetRef           *v1alpha1.ApplicationRef `json:"targetRef,omitempty"`
+	Phase                  v1alpha1.JobPhase        `json:"phase,omitempty"`
+	Binding                *v1alpha1.Binding        `json:"binding,omitempty"`
+	Conditions             []metav1.Condition       `json:"conditions,omitempty"`
+	ApplicationSnapshotRef *v1alpha1.SnapshotRef    `json:"applicationSnapshotRef,omitempty"`
+	TargetRef              *v1alpha1.ApplicationRef `json:"targetRef,omitempty"`
+}
+
+// storeSnapshot stores values in ns as the core does (contract k7,
+// "Snapshots": a ConfigMap per digest) and returns the reference.
+func storeSnapshot(t *testing.T, c client.Client, ns string, values *apiextensionsv1.JSON) *v1alpha1.SnapshotRef {
+	t.Helper()
+	canonical, digest, err := snapshot.Canonical(values.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := snapshot.Name(vm.Name, digest)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{snapshot.LabelSnapshot: snapshot.LabelValues}},
+		Data: map[string]string{snapshot.DataKey: string(canonical)}}
+	if err := c.Create(context.Background(), cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	return &v1alpha1.SnapshotRef{ReleaseName: "vm-instance-" + vm.Name, ReleaseGeneration: 1, Digest: digest, Size: int64(len(canonical)), ConfigMapName: name}
 }
 
 // bind writes status.binding as the core would (server-side apply as
@@ -147,8 +165,10 @@ func bind(t *testing.T, c client.Client, job client.Object, p *apiextensionsv1.J
 		},
 		Conditions: []metav1.Condition{{Type: v1alpha1.ConditionDriverBound, Status: metav1.ConditionTrue,
 			Reason: v1alpha1.ReasonBound, Message: "bound to BackupDriver velero", LastTransitionTime: metav1.Now()}},
-		ApplicationSnapshot: snapshot,
-		TargetRef:           target,
+		TargetRef: target,
+	}
+	if snapshot != nil {
+		st.ApplicationSnapshotRef = storeSnapshot(t, c, job.GetNamespace(), snapshot)
 	}
 	if err := apply.Status(context.Background(), c, job, st, v1alpha1.CoreFieldManager); err != nil {
 		t.Fatalf("bind %s: %v", job.GetName(), err)

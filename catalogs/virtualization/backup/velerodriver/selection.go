@@ -26,7 +26,7 @@ var releasePrefixes = map[string]string{
 // selectors returns the label selectors (OR'ed: Velero's
 // spec.orLabelSelectors) of the application's objects: its release's, and
 // for a VMInstance those of the VMDisks its spec (the job's
-// applicationSnapshot) attaches, whose DataVolumes it mounts. A kind
+// application snapshot) attaches, whose DataVolumes it mounts. A kind
 // without a known prefix and without parameter releasePrefix is a
 // *driver.ParameterError.
 func selectors(app v1alpha1.ApplicationRef, snapshot *apiextensionsv1.JSON, p *Parameters) ([]*metav1.LabelSelector, error) {

@@ -26,8 +26,12 @@
 //
 // Bound writes status.binding (driverRef, the strategy with its
 // parameters, the class name and its timeouts with defaults, boundTime)
-// and status.applicationSnapshot (the HelmRelease's spec.values), phase
-// Pending, Reconciling=True WaitingForDriver, then labels the job
+// and status.applicationSnapshotRef (snapshot.go: the HelmRelease's
+// spec.values stored once per sha256 digest in an immutable ConfigMap of
+// the job's namespace, owned through its owners ConfigMap by the jobs and
+// Backups using it, which owners.go adds; over 1 MiB, or a stored copy
+// that no longer matches its digest, fails the job with SnapshotFailed),
+// phase Pending, Reconciling=True WaitingForDriver, then labels the job
 // backups.cozystack.io/driver=<driver> (a merge patch by the core's field
 // manager) so the driver's cache holds only its jobs. The binder never
 // writes a bound job's status again: the API server refuses any change of

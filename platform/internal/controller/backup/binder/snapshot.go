@@ -46,6 +46,10 @@ func (r *reconciler) store(ctx context.Context, job *backupsv1alpha1.BackupJob, 
 	app := job.Spec.ApplicationRef.Name
 	name := snapshot.Name(app, digest)
 	owners, err := r.owners(ctx, job, snapshot.OwnersName(name), app, digest)
+	var foreign *foreignError
+	if errors.As(err, &foreign) {
+		return nil, snapshotFailed("%v, then create a new job", err), nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,7 +131,7 @@ func addOwner(ctx context.Context, live client.Reader, c client.Client, namespac
 		return nil, fmt.Errorf("snapshot owners ConfigMap %s/%s is being deleted; waiting for the garbage collector", namespace, name)
 	}
 	if cm.Labels[snapshot.LabelSnapshot] != snapshot.LabelOwners {
-		return nil, fmt.Errorf("ConfigMap %s/%s is not a snapshot owners ConfigMap of the backup core (no label %s=%s): rename or remove it", namespace, name, snapshot.LabelSnapshot, snapshot.LabelOwners)
+		return nil, &foreignError{fmt.Sprintf("ConfigMap %s/%s, the name of the application snapshot's owners, is not the backup core's (no label %s=%s): rename or remove it", namespace, name, snapshot.LabelSnapshot, snapshot.LabelOwners)}
 	}
 	if slices.ContainsFunc(cm.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == ref.UID }) {
 		return cm, nil
@@ -153,6 +157,12 @@ func labels(app, role string) map[string]string {
 	}
 	return l
 }
+
+// foreignError is a ConfigMap under a snapshot's name that is not the
+// core's: retrying does not help, the job fails with SnapshotFailed.
+type foreignError struct{ msg string }
+
+func (e *foreignError) Error() string { return e.msg }
 
 func snapshotFailed(format string, args ...any) *outcome {
 	return &outcome{reason: backupsv1alpha1.ReasonSnapshotFailed, failed: true, message: fmt.Sprintf(format, args...)}

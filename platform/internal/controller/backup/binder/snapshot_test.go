@@ -138,6 +138,19 @@ func TestSnapshotByReference(t *testing.T) {
 		message: []string{ref.Digest, snapshot.Digest([]byte(forged)), ref.ConfigMapName, "tampering"}})
 	checkFailed(backupsv1alpha1.ReasonSnapshotFailed)(t, failed)
 
+	// A ConfigMap not the core's under the snapshot's owners name (only
+	// cluster operators and installers write ConfigMaps) fails the job
+	// rather than being adopted.
+	backuptest.Application(t, c, ns, "VMInstance", "squat", `{"size":"1Gi"}`)
+	_, squatDigest, _ := snapshot.Canonical([]byte(`{"size":"1Gi"}`))
+	squat := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: snapshot.OwnersName(snapshot.Name("squat", squatDigest))}}
+	if err := c.Create(backuptest.Context(t), squat); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, backupJob(t, ns, "squat", "VMInstance", "squat", "bn-snapshot"), expect{
+		status: metav1.ConditionFalse, reason: backupsv1alpha1.ReasonSnapshotFailed, phase: backupsv1alpha1.PhaseFailed,
+		message: []string{squat.Name, "is not the backup core's"}})
+
 	// A Backup of the first job becomes an owner; the snapshot outlives
 	// the jobs and goes with the Backup.
 	b := &backupsv1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobs[0].Name}, Spec: backupsv1alpha1.BackupSpec{
