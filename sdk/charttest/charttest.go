@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"testing"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -135,4 +136,39 @@ func ReadValues(data []byte) (map[string]any, error) {
 		m = map[string]any{}
 	}
 	return m, nil
+}
+
+// Refusal is one row of RunRefusals: values that chart App's values
+// schema must refuse, and substrings the error must hold (the field and
+// the bound, so the message tells a person what to fix).
+type Refusal struct {
+	Name   string
+	App    string
+	Values map[string]any
+	Want   []string
+}
+
+// RunRefusals renders, for each refusal, the chart in directory App (with
+// the K2 values, WithK2) and fails the subtest when it renders or when its
+// error lacks one of Want: the table a catalog's bounds tests share
+// (contract K4, k4-values.md, K4-unbounded).
+func RunRefusals(t *testing.T, refusals []Refusal) {
+	t.Helper()
+	for _, r := range refusals {
+		t.Run(r.Name, func(t *testing.T) {
+			ch, err := Load(r.App)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Render(ch, r.App+"-big", WithK2(r.Values))
+			if err == nil {
+				t.Fatalf("%s rendered; want its values schema to refuse it", r.Name)
+			}
+			for _, s := range r.Want {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q lacks %q", err, s)
+				}
+			}
+		})
+	}
 }

@@ -21,30 +21,10 @@ func TestValuesAreBounded(t *testing.T) {
 		}
 		return m
 	}
-	for _, tt := range []struct {
-		name, app string
-		values    map[string]any
-		want      []string
-	}{
-		{"33 users", "postgres", map[string]any{"users": entries(33, map[string]any{})}, []string{"users", "32"}},
-		{"33 databases", "postgres", map[string]any{"databases": entries(33, map[string]any{})}, []string{"databases", "32"}},
-		{"a password of 100,000 characters", "postgres", map[string]any{"users": map[string]any{"app": map[string]any{"password": strings.Repeat("p", 100_000)}}}, []string{"password", "256"}},
-		{"33 MariaDB users", "mariadb", map[string]any{"users": entries(33, map[string]any{})}, []string{"users", "32"}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			ch, err := charttest.Load(tt.app)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = charttest.Render(ch, tt.app+"-big", charttest.WithK2(tt.values))
-			if err == nil {
-				t.Fatalf("%s rendered; want its values schema to refuse it", tt.name)
-			}
-			for _, s := range tt.want {
-				if !strings.Contains(err.Error(), s) {
-					t.Errorf("error %q lacks %q", err, s)
-				}
-			}
-		})
-	}
+	charttest.RunRefusals(t, []charttest.Refusal{
+		{Name: "33 users", App: "postgres", Values: map[string]any{"users": entries(33, map[string]any{})}, Want: []string{"users", "32"}},
+		{Name: "33 databases", App: "postgres", Values: map[string]any{"databases": entries(33, map[string]any{})}, Want: []string{"databases", "32"}},
+		{Name: "a password of 100,000 characters", App: "postgres", Values: map[string]any{"users": map[string]any{"app": map[string]any{"password": strings.Repeat("p", 100_000)}}}, Want: []string{"password", "256"}},
+		{Name: "33 MariaDB users", App: "mariadb", Values: map[string]any{"users": entries(33, map[string]any{})}, Want: []string{"users", "32"}},
+	})
 }
