@@ -379,29 +379,49 @@ type HostField struct {
 // additionalProperties.
 func (s *Schema) Hosts(spec map[string]any) []HostField {
 	var out []HostField
-	walkHosts(s.raw, spec, field.NewPath("spec"), &out)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path.String() < out[j].Path.String() })
-	// Branches (allOf/anyOf/oneOf) may reach one field twice.
-	return slices.CompactFunc(out, func(a, b HostField) bool { return a.Path.String() == b.Path.String() })
+	isHost := func(v any) bool { t, ok := v.(string); return ok && t != "" }
+	for _, m := range marked(s.raw, spec, "x-cozystack-host", isHost) {
+		out = append(out, HostField{Path: m.path, Value: m.value.(string)})
+	}
+	return out
 }
 
-func walkHosts(schema map[string]any, v any, path *field.Path, out *[]HostField) {
-	switch t := v.(type) {
-	case string:
+// markedValue is a value of spec at a field whose schema carries a marker.
+type markedValue struct {
+	path  *field.Path
+	value any
+}
+
+// marked returns every value of spec that accept takes at a field whose
+// schema (or one of its allOf/anyOf/oneOf branches) says "<marker>": true,
+// walking properties, additionalProperties and items, in path order and
+// each path once (branches may reach one field twice). Below a marked
+// value nothing is looked at.
+func marked(schema map[string]any, spec map[string]any, marker string, accept func(any) bool) []markedValue {
+	var out []markedValue
+	walkMarked(schema, spec, field.NewPath("spec"), marker, accept, &out)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].path.String() < out[j].path.String() })
+	return slices.CompactFunc(out, func(a, b markedValue) bool { return a.path.String() == b.path.String() })
+}
+
+func walkMarked(schema map[string]any, v any, path *field.Path, marker string, accept func(any) bool, out *[]markedValue) {
+	if accept(v) {
 		for _, node := range valuesschema.Branches(schema) {
-			if host, _ := node["x-cozystack-host"].(bool); host && t != "" {
-				*out = append(*out, HostField{Path: path, Value: t})
+			if on, _ := node[marker].(bool); on {
+				*out = append(*out, markedValue{path: path, value: v})
 				return
 			}
 		}
+	}
+	switch t := v.(type) {
 	case map[string]any:
 		for _, node := range valuesschema.Branches(schema) {
 			props, _ := node["properties"].(map[string]any)
 			for _, name := range sortedKeys(t) {
 				if ps, ok := props[name].(map[string]any); ok {
-					walkHosts(ps, t[name], path.Child(name), out)
+					walkMarked(ps, t[name], path.Child(name), marker, accept, out)
 				} else if ap, ok := node["additionalProperties"].(map[string]any); ok {
-					walkHosts(ap, t[name], path.Key(name), out)
+					walkMarked(ap, t[name], path.Key(name), marker, accept, out)
 				}
 			}
 		}
@@ -409,7 +429,7 @@ func walkHosts(schema map[string]any, v any, path *field.Path, out *[]HostField)
 		for _, node := range valuesschema.Branches(schema) {
 			if items, ok := node["items"].(map[string]any); ok {
 				for i, x := range t {
-					walkHosts(items, x, path.Index(i), out)
+					walkMarked(items, x, path.Index(i), marker, accept, out)
 				}
 			}
 		}
@@ -431,9 +451,10 @@ type RestoreOnlyField struct {
 // nothing).
 func (s *Schema) RestoreOnly(spec map[string]any) []RestoreOnlyField {
 	var out []RestoreOnlyField
-	walkRestoreOnly(s.raw, spec, field.NewPath("spec"), &out)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path.String() < out[j].Path.String() })
-	return slices.CompactFunc(out, func(a, b RestoreOnlyField) bool { return a.Path.String() == b.Path.String() })
+	for _, m := range marked(s.raw, spec, "x-cozystack-restore-only", func(v any) bool { return !IsEmpty(v) }) {
+		out = append(out, RestoreOnlyField{Path: m.path, Value: m.value})
+	}
+	return out
 }
 
 // IsEmpty reports whether v is empty as RestoreOnly counts it.
@@ -454,37 +475,4 @@ func IsEmpty(v any) bool {
 		return true
 	}
 	return false
-}
-
-func walkRestoreOnly(schema map[string]any, v any, path *field.Path, out *[]RestoreOnlyField) {
-	if IsEmpty(v) {
-		return
-	}
-	for _, node := range valuesschema.Branches(schema) {
-		if ro, _ := node["x-cozystack-restore-only"].(bool); ro {
-			*out = append(*out, RestoreOnlyField{Path: path, Value: v})
-			return
-		}
-	}
-	switch t := v.(type) {
-	case map[string]any:
-		for _, node := range valuesschema.Branches(schema) {
-			props, _ := node["properties"].(map[string]any)
-			for _, name := range sortedKeys(t) {
-				if ps, ok := props[name].(map[string]any); ok {
-					walkRestoreOnly(ps, t[name], path.Child(name), out)
-				} else if ap, ok := node["additionalProperties"].(map[string]any); ok {
-					walkRestoreOnly(ap, t[name], path.Key(name), out)
-				}
-			}
-		}
-	case []any:
-		for _, node := range valuesschema.Branches(schema) {
-			if items, ok := node["items"].(map[string]any); ok {
-				for i, x := range t {
-					walkRestoreOnly(items, x, path.Index(i), out)
-				}
-			}
-		}
-	}
 }
