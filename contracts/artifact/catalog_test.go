@@ -107,6 +107,13 @@ func TestValidate(t *testing.T) {
 		{"unclean chart", func(c *artifact.Catalog) { c.Variants[0].Components[0].Chart = "charts//x/" }, []string{`use "charts/x"`}},
 		{"library as a component", func(c *artifact.Catalog) { c.Variants[0].Components[0].Chart = "lib/demo-lib" }, []string{"is a library"}},
 		{"no namespace", func(c *artifact.Catalog) { c.Variants[0].Components[0].Namespace = "" }, []string{"variants[0].components[0].namespace: Required value"}},
+		{"storage namespace of a Package", func(c *artifact.Catalog) { c.Variants[0].Components[1].Namespace = "cozy-releases-demo--0123456789" },
+			[]string{`variants[0].components[1].namespace: Invalid value: "cozy-releases-demo--0123456789": namespace names beginning with "cozy-releases-" are reserved for Packages' release storage namespaces`, "privileged or not"}},
+		{"privileged into a tenant namespace", func(c *artifact.Catalog) { c.Variants[0].Components[0].Namespace = "tenant-demo" },
+			[]string{`variants[0].components[0].namespace: Invalid value: "tenant-demo": namespace names beginning with "tenant-" are reserved for tenant namespaces`}},
+		{"system namespaces", func(c *artifact.Catalog) {
+			c.Variants[0].Components[0].Namespace, c.Variants[0].Components[1].Namespace = "kube-system", "cozy-system"
+		}, []string{`variants[0].components[0].namespace: Invalid value: "kube-system"`, `variants[0].components[1].namespace: Invalid value: "cozy-system": namespace cozy-system is reserved`}},
 		{"unknown dependency", func(c *artifact.Catalog) { c.Variants[0].Components[1].DependsOn = []string{"nope"} }, []string{`variants[0].components[1].dependsOn[0]: Not found: "nope"`}},
 		{"self dependency", func(c *artifact.Catalog) { c.Variants[0].Components[1].DependsOn = []string{"echo"} }, []string{"cannot depend on itself"}},
 		{"dependency cycle", func(c *artifact.Catalog) { c.Variants[0].Components[0].DependsOn = []string{"echo"} },

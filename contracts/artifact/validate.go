@@ -38,7 +38,10 @@ var (
 //     directory (no "..", no leading "/"); a library is not a component;
 //   - at least one variant, or at least one application; variant and component names are DNS labels,
 //     unique; each variant has at least one component;
-//   - a component's namespace is a DNS label; its dependsOn names other
+//   - a component's namespace is a DNS label and not reserved
+//     (v1alpha1.ReservedNamespace: default, cozy-system, flux-system,
+//     kube-*, cozy-releases-*, tenant-*), privileged or not; its
+//     dependsOn names other
 //     components of its variant and has no cycle; a variant's dependsOn
 //     names other catalogs;
 //   - clusterRules need privileged: true; rules follow Kubernetes RBAC's
@@ -238,6 +241,10 @@ func validateComponents(p *field.Path, comps []v1alpha1.PackageComponent, libPat
 			errs = append(errs, field.Invalid(cp.Child("chart"), comp.Chart, "is a library: Helm cannot install a library chart; point the component at an application chart"))
 		}
 		errs = append(errs, validateLabel(cp.Child("namespace"), comp.Namespace)...)
+		if rule := v1alpha1.ReservedNamespace(comp.Namespace); rule != "" {
+			errs = append(errs, field.Invalid(cp.Child("namespace"), comp.Namespace,
+				rule+": no component, privileged or not, installs there; give the component a namespace of its own, e.g. cozy-<component>"))
+		}
 		deps := map[string]bool{}
 		for j, dep := range comp.DependsOn {
 			dp := cp.Child("dependsOn").Index(j)

@@ -62,11 +62,13 @@ const (
 	// installed revision is kept (its HelmReleases suspended) and nothing
 	// is widened meanwhile.
 	ReasonPrivilegeChangeRequiresApproval = "PrivilegeChangeRequiresApproval"
-	// ReasonNamespaceNotAllowed: a component that is not privileged would
-	// install into a namespace its catalog does not own: the system's
-	// (kube-*, default, cozy-system, flux-system), a tenant's, another
-	// Package's, or one made outside the platform. The message names each
-	// namespace and its owner; nothing is written.
+	// ReasonNamespaceNotAllowed: a component, privileged or not, would
+	// install into a namespace its Package does not own: a reserved one
+	// (ReservedNamespace: kube-*, default, cozy-system, flux-system,
+	// cozy-releases-*, tenant-*), a tenant's, another Package's (unless
+	// both consent, spec.sharedNamespaces), a deleted Package's of another
+	// catalog, or one made outside the platform. The message names each
+	// namespace, its owner and the fix; nothing is written.
 	ReasonNamespaceNotAllowed = "NamespaceNotAllowed"
 	// ReasonInstallFailed: helm-controller failed to install or upgrade a
 	// component; the message carries its error (e.g. an RBAC "forbidden").
@@ -135,6 +137,50 @@ type PackageSpec struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
 	ApprovedPrivileges string `json:"approvedPrivileges,omitempty"`
+	// SharedNamespaces consents to sharing namespaces with other Packages.
+	// A namespace belongs to the one Package that first installs into it
+	// (the operator records the claim on the Namespace); another Package
+	// whose components are declared in it installs there only when both
+	// catalogs declare components in it and both Packages list each other
+	// here for it. Otherwise the later one is Ready=False, reason
+	// NamespaceNotAllowed, naming the owner and what to set (README.md,
+	// "Catalog delivery", "Ownership").
+	// +optional
+	// +listType=map
+	// +listMapKey=namespace
+	// +kubebuilder:validation:MaxItems=64
+	SharedNamespaces []SharedNamespace `json:"sharedNamespaces,omitempty"`
+}
+
+// SharedNamespace consents to sharing one namespace with other Packages.
+type SharedNamespace struct {
+	// Namespace is the shared namespace, a DNS label.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace"`
+	// Packages are the names of the other Packages this one may share
+	// Namespace with; each must name this one for Namespace too.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:MinLength=1
+	// +listType=set
+	Packages []string `json:"packages"`
+}
+
+// SharesWith reports whether s consents to sharing namespace with the
+// Package named other.
+func (s *PackageSpec) SharesWith(namespace, other string) bool {
+	for _, sn := range s.SharedNamespaces {
+		if sn.Namespace == namespace {
+			for _, p := range sn.Packages {
+				if p == other {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // PrivilegedComponent is what one privileged component is granted: the
