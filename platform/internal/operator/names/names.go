@@ -30,6 +30,27 @@ const (
 	// AnnotationPackage is the exact name of the Package that created the
 	// object, for people; the controller reference is what counts.
 	AnnotationPackage = "cozystack.io/package"
+	// AnnotationPackageUID and AnnotationCatalog, with AnnotationPackage,
+	// are a Namespace's claim: the UID of the Package that owns it and the
+	// name of that Package's catalog (README.md, "Catalog delivery",
+	// "Ownership"). A Namespace is the one cluster-scoped object the
+	// operator marks by annotation instead of an owner reference (the
+	// garbage collector would delete it, and what others put there, with
+	// the Package); only the operator and cluster administrators can write
+	// Namespaces (no component's rules may name them, artifact.CheckComponentRules).
+	AnnotationPackageUID = "cozystack.io/package-uid"
+	AnnotationCatalog    = "cozystack.io/catalog"
+	// AnnotationSharedWith lists, as JSON [{"package", "uid", "catalog"}],
+	// the Packages other than the owner that share the Namespace, each by
+	// mutual consent (PackageSpec.sharedNamespaces).
+	AnnotationSharedWith = "cozystack.io/shared-with"
+	// AnnotationSharedReleases is set on a shared Namespace only: the
+	// HelmReleases installing there and the Package of each, as
+	// space-separated "<release>=<package>" (sorted), which the admission
+	// policy shared-namespace-identities.cozystack.io
+	// (platform/tenantaccess/policy.yaml) reads to tell whose a
+	// ServiceAccount is by its name.
+	AnnotationSharedReleases = "cozystack.io/shared-releases"
 	// LabelComponent is the component name (a DNS label, so a valid label
 	// value).
 	LabelComponent = "cozystack.io/component"
@@ -104,8 +125,12 @@ func Installer(pkg, component string) string {
 // so the records live apart from the components' namespaces: a
 // component's installer reads Secrets only there, never every Secret of
 // the namespace it installs into.
+//
+// It begins with v1alpha1.ReleaseStorageNamespacePrefix, which no
+// component may install into (v1alpha1.ReservedNamespace), so it is the
+// Package's before it exists.
 func StorageNamespace(pkg string) string {
-	return hashed(63, ReleaseMarker, "cozy-releases", pkg)
+	return hashed(63, ReleaseMarker, strings.TrimSuffix(v1alpha1.ReleaseStorageNamespacePrefix, "-"), pkg)
 }
 
 // ClusterRBAC returns the name of the ClusterRole and ClusterRoleBinding

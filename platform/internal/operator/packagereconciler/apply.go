@@ -74,22 +74,6 @@ func (r *Reconciler) guard(ctx context.Context, p *v1alpha1.Package, ds []*desir
 	return conflicts, nil
 }
 
-// ensureNamespace creates namespace name unless it exists.
-func (r *Reconciler) ensureNamespace(ctx context.Context, pkg, name string) error {
-	var ns corev1.Namespace
-	err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &ns)
-	if apierrors.IsNotFound(err) {
-		err = r.Client.Create(ctx, namespace(pkg, name))
-		if apierrors.IsAlreadyExists(err) {
-			err = nil
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("namespace %s: %w", name, err)
-	}
-	return nil
-}
-
 // isTenant reports whether namespace name carries the K2 tenant label.
 func (r *Reconciler) isTenant(ctx context.Context, name string) (bool, error) {
 	var ns corev1.Namespace

@@ -161,10 +161,11 @@ func build(p *plan, c plannedComponent, tenant bool) *desired {
 }
 
 // namespace returns the Namespace the operator creates for a component
-// whose namespace does not exist. It is never deleted, updated or adopted
-// by the operator, and carries no owner reference (the garbage collector
-// would delete it, and whatever others put there, with the Package): it is
-// only labelled.
+// whose namespace does not exist, labelled as Package pkg's; claimMeta
+// adds the claim (namespaces.go). It carries no owner reference (the
+// garbage collector would delete it, and whatever others put there, with
+// the Package), and the operator never deletes it: the claim outlives the
+// Package, so only a reinstall of its catalog takes it over.
 func namespace(pkg, name string) *corev1.Namespace {
 	m := markMeta(pkg, "")
 	m.Name = name

@@ -191,13 +191,14 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package, src *v1al
 		d.release.Spec.Upgrade.DisableWait = r.DisableWait
 		ds = append(ds, d)
 	}
-	refusals, err := r.namespaceRefusals(ctx, p, ds)
+	// Every namespace, privileged components' included, must be one p may
+	// claim (namespaces.go); nothing is written before all are.
+	plans, err := r.namespacePlans(ctx, p, v.catalog(), ds, views)
 	if err != nil {
 		return status.Result{}, nil, 0, err
 	}
-	if len(refusals) > 0 {
-		return status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonNamespaceNotAllowed, Message: strings.Join(refusals, "; ") +
-			": a component that is not privileged installs only into a namespace of its own catalog (one the operator creates for this Package); the catalog's author must give it its own namespace, or mark it privileged and the cluster operator allow it"}, nil, conflictInterval, nil
+	if refused := refusals(plans); len(refused) > 0 {
+		return namespaceNotAllowed(refused), nil, conflictInterval, nil
 	}
 	planned := plannedNamespaces(ds)
 	all := namespacesOf(p, planned)
@@ -216,6 +217,16 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package, src *v1al
 		}
 		return status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonConflict, Message: conflictMessage(conflicts)}, nil, conflictInterval, nil
 	}
+	// The claims come after every check and before any other write, so a
+	// refused Package leaves nothing; a claim lost to a race since the
+	// check is refused here.
+	refused, err := r.claimNamespaces(ctx, p, v.catalog(), plans, views)
+	if err != nil {
+		return status.Result{}, nil, 0, err
+	}
+	if len(refused) > 0 {
+		return namespaceNotAllowed(refused), nil, conflictInterval, nil
+	}
 	// Remember the namespaces before writing there, so that prune finds
 	// the objects even after the component is gone from the plan.
 	if err := r.recordNamespaces(ctx, p, planned); err != nil {
@@ -223,11 +234,6 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package, src *v1al
 	}
 	want := map[key]bool{}
 	for _, d := range ds {
-		for _, ns := range []string{d.component.Namespace, d.identity.StorageRole.Namespace} {
-			if err := r.ensureNamespace(ctx, p.Name, ns); err != nil {
-				return status.Result{}, nil, 0, err
-			}
-		}
 		for _, obj := range d.objects() {
 			if err := r.apply(ctx, p, obj); err != nil {
 				return status.Result{}, nil, 0, err
@@ -255,6 +261,12 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package, src *v1al
 			Message: fmt.Sprintf("removing %d objects of components no longer enabled", leaving)}
 	}
 	return res2, comps, waitIf(leaving > 0), nil
+}
+
+// namespaceNotAllowed is the result of namespace refusals.
+func namespaceNotAllowed(refused []string) status.Result {
+	return status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonNamespaceNotAllowed,
+		Message: strings.Join(refused, "; ") + "; nothing was written"}
 }
 
 // waitIf returns waitInterval if cond, else 0.
