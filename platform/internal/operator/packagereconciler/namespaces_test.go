@@ -87,7 +87,7 @@ func TestNamespaceOwner(t *testing.T) {
 		{name: "name-only claim of a deleted Package, same name", ns: "x",
 			have: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "x", Annotations: map[string]string{names.AnnotationPackage: "b"}}}, claims: []claim{me}},
 		{name: "name-only claim of a deleted Package, other name", ns: "x",
-			have: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "x", Annotations: map[string]string{names.AnnotationPackage: "a"}}},
+			have:    &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "x", Annotations: map[string]string{names.AnnotationPackage: "a"}}},
 			refusal: []string{"Package a (deleted), of an unknown catalog"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
