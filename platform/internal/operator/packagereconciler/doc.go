@@ -17,8 +17,11 @@
 // disabled one (DependencyNotReady); privileged components are allowed
 // (PrivilegeNotAllowed); dependsOn has no cycle across components and
 // Packages (DependencyCycle); every catalog the variant depends on is
-// installed by some Package (DependencyNotReady); and no object it would
-// write exists without being its own (Conflict). So a refused Package has
+// installed by some Package (DependencyNotReady); every namespace of its
+// components, privileged or not, and its release storage namespace is
+// one it may claim (NamespaceNotAllowed, see below); and no object it
+// would write exists without being its own (Conflict). Only then does it
+// claim the namespaces, before any other write. So a refused Package has
 // nothing half created.
 //
 // It removes the HelmReleases of components no longer enabled, and, through
@@ -51,8 +54,27 @@
 // before, until emptied), never cluster-wide; cluster-scoped objects are
 // listed by their labels, and kept only with the controller reference.
 //
-// Namespaces the reconciler creates for components are labelled, never
-// owned: it never updates or deletes them.
+// # Namespaces
+//
+// A namespace belongs to exactly one Package from the moment it is
+// claimed (namespaces.go, namespaceOwner). The reconciler claims it by
+// creating it, annotated with the Package's name, UID and catalog
+// (names.AnnotationPackage, AnnotationPackageUID, AnnotationCatalog);
+// Create is atomic, so of two claimants the second gets AlreadyExists,
+// reads it again and is refused. Reserved names
+// (v1alpha1.ReservedNamespace, also refused in catalog.yaml) are never
+// claimed, so a Package's storage namespace (cozy-releases-*) is its own
+// before it exists. A claim of a Package that exists is refused to
+// others unless both catalogs declare the namespace and both Packages
+// name each other in spec.sharedNamespaces; the sharers are recorded
+// (names.AnnotationSharedWith), and so are the releases installing there
+// (names.AnnotationSharedReleases), which the admission policy
+// shared-namespace-identities.cozystack.io reads to keep each Package's
+// ServiceAccounts its own. A claim outlives its Package (namespaces carry
+// no owner reference and are never deleted by the reconciler); only a
+// Package of the same catalog takes it over. A name-only claim (made
+// before UIDs were recorded) is the Package of that name's and is given
+// its UID on the next write.
 //
 // The garbage collector deletes a Package's objects with it when its
 // finalizer is bypassed or it is deleted in the foreground. The identities
