@@ -72,7 +72,8 @@ type verdict struct {
 //     other for name) and that its catalog declares a component in name;
 //     one of a Package that no longer exists (not found, or found with
 //     another UID) is taken over by a Package of the same catalog (a
-//     reinstall), kept if me already shares the namespace, else refused
+//     reinstall; for the release storage namespace, one of the same
+//     name), kept if me already shares the namespace, else refused
 //     naming the deleted Package and its catalog.
 //
 // A claim made before claims carried a UID (the name only) is the claim of
@@ -110,7 +111,9 @@ func namespaceOwner(me claim, spec *v1alpha1.PackageSpec, name string, storage b
 		}
 		// A deleted Package's claim.
 		switch {
-		case c.Catalog == "" && c.Package == me.Package, c.Catalog != "" && c.Catalog == me.Catalog:
+		case c.Catalog == "" && c.Package == me.Package, c.Catalog != "" && c.Catalog == me.Catalog,
+			// Release storage is named after the Package alone.
+			storage && c.Package == me.Package:
 			continue // taken over: me replaces it
 		case mine:
 			v.claims = append(v.claims, c)

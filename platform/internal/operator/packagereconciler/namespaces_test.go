@@ -75,6 +75,8 @@ func TestNamespaceOwner(t *testing.T) {
 		{name: "deleted Package replaced by one of the same name, other catalog", ns: "x", have: claimed("x", a),
 			live: world{"a": {uid: "uid-a2", catalog: "cat-z", spec: &v1alpha1.PackageSpec{}}}, spec: &v1alpha1.PackageSpec{},
 			refusal: []string{"Package a (deleted), of catalog cat-a"}},
+		{name: "own release storage left by a deleted Package of that name, other catalog", ns: names.StorageNamespace("b"), storage: true,
+			have: claimed(names.StorageNamespace("b"), claim{"b", "uid-b-old", "cat-z"}), claims: []claim{me}},
 		{name: "reinstall of the same catalog", ns: "x", have: claimed("x", claim{"old", "uid-old", "cat-b"}), claims: []claim{me}},
 		{name: "a sharer stays when the owner is deleted", ns: "x", have: claimed("x", a, me), claims: []claim{a, me}},
 		{name: "name-only claim of a Package that exists (migration)", ns: "x",
