@@ -294,14 +294,15 @@ func TestApplicationReleaseInTheWay(t *testing.T) {
 	app.Finalizers = []string{tenantFinalizer}
 	createTenantObject(t, app)
 
-	// Only a privileged component may install into a tenant's namespace.
+	// No component installs into a tenant's namespace, privileged or not
+	// (issue 29: privileged components go through the namespace check
+	// too), so the application's release is never reached.
 	push(t, privilegedCatalog(t, "own-stall", "1.0.0", ns, "x"), "e2e/own-stall", "1.0.0")
 	create(t, ociSource("own-stall", "e2e/own-stall", "1.0.0"))
 	create(t, newPackage("own-stall", "own-stall", "", true))
-	got := waitPackage(t, "own-stall", "Conflict", packageReady(False, v1alpha1.ReasonConflict))
+	got := waitPackage(t, "own-stall", "NamespaceNotAllowed", packageReady(False, v1alpha1.ReasonNamespaceNotAllowed))
 	mustContain(t, "message", ready(got.Status.Conditions).Message,
-		"HelmRelease "+ns+"/"+release+" (component web) is the HelmRelease of application Postgres "+release,
-		"the tenant of namespace "+ns+" (or a cluster admin) must delete application Postgres "+release)
+		"component web: namespace "+ns+` belongs to the tenant "own"`)
 	expectUntouched(t, app)
 	if left := controlledObjects(t, got.UID, ns); len(left) > 0 {
 		t.Errorf("the refused Package wrote %v", left)

@@ -310,10 +310,14 @@ variants:
 `, chart{dir: "charts/ns", templates: map[string]string{"ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + shared + "\n"}})
 	push(t, dir, "e2e/shared", "1.0.0")
 	create(t, ociSource("shared", "e2e/shared", "1.0.0"))
-	create(t, newPackage("shared-one", "shared", "", true))
+	// Both install into e2e-shared, which they share by mutual consent.
+	first := newPackage("shared-one", "shared", "", true)
+	first.Spec.SharedNamespaces = []v1alpha1.SharedNamespace{{Namespace: "e2e-shared", Packages: []string{"shared-two"}}}
+	create(t, first)
 	waitPackage(t, "shared-one", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
 
 	second := newPackage("shared-two", "shared", "", true)
+	second.Spec.SharedNamespaces = []v1alpha1.SharedNamespace{{Namespace: "e2e-shared", Packages: []string{"shared-one"}}}
 	create(t, second)
 	p := waitPackage(t, "shared-two", "Conflict", packageReady(False, v1alpha1.ReasonConflict))
 	mustContain(t, "message", ready(p.Status.Conditions).Message,
