@@ -275,9 +275,10 @@ func TestLabelledObjectInTheWayIsNotAdopted(t *testing.T) {
 
 // TestApplicationReleaseInTheWay (stall): an application's HelmRelease (as
 // cozystack-api stores it, K1 labels, copied operator labels) that took a
-// component's name before the name was reserved: Conflict naming the
-// application and who must act; it is never touched. The name is one
-// cozystack-api refuses to applications now.
+// component's name before the name was reserved is never touched: the
+// component, though privileged, may not install into the tenant's
+// namespace at all (NamespaceNotAllowed, naming the tenant). The name is
+// one cozystack-api refuses to applications now.
 func TestApplicationReleaseInTheWay(t *testing.T) {
 	start(t)
 	const ns = "e2e-own-tenant"
