@@ -334,12 +334,13 @@ func equalRules(a, b []rbacv1.PolicyRule) bool {
 }
 
 // TestValuesLayering: chart defaults < catalog < cluster values (K2) <
-// Package; in a tenant namespace the release waits for the K2 ConfigMap
-// instead of rendering without it.
+// Package. Outside a tenant namespace (no component installs into one,
+// privileged or not) the K2 reference is optional: the release renders
+// without it, and again with it once it is written. (That it is required
+// in a tenant namespace is TestBuildValuesLayers', in packagereconciler.)
 func TestValuesLayering(t *testing.T) {
 	start(t)
-	const ns = "e2e-tenant-layers"
-	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{v1alpha1.LabelTenant: "layers"}}})
+	const ns = "e2e-layers"
 	dir := writeCatalog(t, `apiVersion: cozystack.io/v1alpha1
 kind: Catalog
 name: layers
@@ -350,53 +351,49 @@ variants:
     components:
       - name: app
         chart: charts/app
-        namespace: `+ns+`
-        # Only a privileged component may install into a tenant's
-        # namespace (README.md, "What a third-party catalog gets").
-        privileged: true`+configMapRule+`
+        namespace: `+ns+configMapRule+`
         values: {b: catalog, c: catalog, d: catalog}
 `, chart{dir: "charts/app", values: "a: chart\nb: chart\nc: chart\nd: chart\n"})
 	push(t, dir, "e2e/layers", "1.0.0")
 	create(t, ociSource("layers", "e2e/layers", "1.0.0"))
-	p := newPackage("layers", "layers", "", true)
+	p := newPackage("layers", "layers", "", false)
 	p.Spec.Components = map[string]v1alpha1.PackageComponentSettings{
 		"app": {Values: &apiextensionsv1.JSON{Raw: []byte(`{"d":"package"}`)}},
 	}
 	create(t, p)
 
-	// No K2 ConfigMap yet: the release waits, saying why.
-	waitPackage(t, "layers", "waiting for the cluster values", func(p *v1alpha1.Package) bool {
-		c := ready(p.Status.Conditions)
-		return c != nil && c.Status == False && strings.Contains(c.Message, v1alpha1.ValuesName)
-	})
+	// No K2 ConfigMap: the release renders without it.
+	waitPackage(t, "layers", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
 	release := names.HelmRelease("layers", "app")
-	if _, err := getConfigMap(t, ns, release); !apierrors.IsNotFound(err) {
-		t.Fatalf("the chart rendered without cluster values: %v", err)
-	}
 	hr, err := helmRelease(t, "layers", "app", ns)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k2 := hr.Spec.ValuesFrom[len(hr.Spec.ValuesFrom)-1]; k2.Name != v1alpha1.ValuesName || k2.Optional {
-		t.Errorf("K2 valuesFrom %+v: want required in a tenant namespace", k2)
+	if k2 := hr.Spec.ValuesFrom[len(hr.Spec.ValuesFrom)-1]; k2.Name != v1alpha1.ValuesName || !k2.Optional {
+		t.Errorf("K2 valuesFrom %+v: want optional outside tenant namespaces", k2)
 	}
+	layered := func(want map[string]string) func() error {
+		return func() error {
+			cm, err := getConfigMap(t, ns, release)
+			if err != nil {
+				return err
+			}
+			for key, v := range want {
+				if cm.Data[key] != v {
+					return fmt.Errorf("value %s = %q, want %q (layers: chart < catalog < K2 < Package); all: %v", key, cm.Data[key], v, cm.Data)
+				}
+			}
+			return nil
+		}
+	}
+	eventually(t, "values without K2", layered(map[string]string{"a": "chart", "b": "catalog", "c": "catalog", "d": "package"}))
 
 	// What the projection (cozystack-controller) would write.
 	create(t, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ValuesName, Namespace: ns, Labels: map[string]string{v1alpha1.LabelFluxWatch: v1alpha1.FluxWatchEnabled}},
 		Data:       map[string]string{v1alpha1.ValuesKey: "_cluster: {root-host: example.org}\n_namespace: {host: layers.example.org}\nc: k2\nd: k2\n"},
 	})
-	waitPackage(t, "layers", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
-	cm, err := getConfigMap(t, ns, release)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"a": "chart", "b": "catalog", "c": "k2", "d": "package"}
-	for key, v := range want {
-		if cm.Data[key] != v {
-			t.Errorf("value %s = %q, want %q (layers: chart < catalog < K2 < Package); all: %v", key, cm.Data[key], v, cm.Data)
-		}
-	}
+	eventually(t, "values with K2", layered(map[string]string{"a": "chart", "b": "catalog", "c": "k2", "d": "package"}))
 }
 
 // TestDeletePackageSourceKeepsReleases: deleting a PackageSource never
