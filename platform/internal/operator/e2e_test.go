@@ -336,8 +336,8 @@ func equalRules(a, b []rbacv1.PolicyRule) bool {
 // TestValuesLayering: chart defaults < catalog < cluster values (K2) <
 // Package. Outside a tenant namespace (no component installs into one,
 // privileged or not) the K2 reference is optional: the release renders
-// without it, and again with it once it is written. (That it is required
-// in a tenant namespace is TestBuildValuesLayers', in packagereconciler.)
+// without it, and again with it once it is written. (TestBuildValuesLayers, in
+// packagereconciler, checks it is required in a tenant namespace.)
 func TestValuesLayering(t *testing.T) {
 	start(t)
 	const ns = "e2e-layers"
