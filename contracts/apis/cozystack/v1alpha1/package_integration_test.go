@@ -173,7 +173,8 @@ func TestPackageDefaultsAndValidation(t *testing.T) {
 				"echo":          {Values: &apiextensionsv1.JSON{Raw: []byte(`{"message":"hi"}`)}},
 				"echo-operator": {Enabled: ptr.To(false)},
 			},
-			AllowPrivileged: true,
+			AllowPrivileged:  true,
+			SharedNamespaces: []v1alpha1.SharedNamespace{{Namespace: "cozy-echo", Packages: []string{"other"}}},
 		},
 	}
 	if err := c.Create(ctx, pkg); err != nil {
@@ -182,6 +183,9 @@ func TestPackageDefaultsAndValidation(t *testing.T) {
 	t.Cleanup(func() { _ = c.Delete(context.Background(), pkg) })
 	if pkg.Spec.Variant != "default" {
 		t.Errorf("spec.variant = %q, want the default \"default\"", pkg.Spec.Variant)
+	}
+	if !pkg.Spec.SharesWith("cozy-echo", "other") || pkg.Spec.SharesWith("cozy-echo", "demo") || pkg.Spec.SharesWith("cozy-other", "other") {
+		t.Errorf("sharedNamespaces = %+v", pkg.Spec.SharedNamespaces)
 	}
 	if string(pkg.Spec.Components["echo"].Values.Raw) != `{"message":"hi"}` || pkg.Spec.Components["echo-operator"].IsEnabled() || !pkg.Spec.Components["echo"].IsEnabled() {
 		t.Errorf("components = %+v", pkg.Spec.Components)
@@ -210,6 +214,15 @@ func TestPackageDefaultsAndValidation(t *testing.T) {
 		{"v-prefixed version", func(s *v1alpha1.PackageSpec) { s.Version = "v0.1.0" }, "spec.version"},
 		{"variant not a DNS label", func(s *v1alpha1.PackageSpec) { s.Variant = "Default" }, "spec.variant"},
 		{"no source", func(s *v1alpha1.PackageSpec) { s.SourceRef.Name = "" }, "spec.sourceRef.name"},
+		{"shared namespace not a DNS label", func(s *v1alpha1.PackageSpec) {
+			s.SharedNamespaces = []v1alpha1.SharedNamespace{{Namespace: "Cozy_Echo", Packages: []string{"other"}}}
+		}, "spec.sharedNamespaces[0].namespace"},
+		{"shared with nobody", func(s *v1alpha1.PackageSpec) {
+			s.SharedNamespaces = []v1alpha1.SharedNamespace{{Namespace: "cozy-echo"}}
+		}, "spec.sharedNamespaces[0].packages"},
+		{"one namespace twice", func(s *v1alpha1.PackageSpec) {
+			s.SharedNamespaces = []v1alpha1.SharedNamespace{{Namespace: "cozy-echo", Packages: []string{"a"}}, {Namespace: "cozy-echo", Packages: []string{"b"}}}
+		}, "spec.sharedNamespaces[1]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := &v1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Name: "invalid"}, Spec: v1alpha1.PackageSpec{SourceRef: v1alpha1.PackageSourceReference{Name: "demo"}}}
