@@ -267,9 +267,10 @@ variants:
 	push(t, nsCatalog(t, nsJoiner, sharedNS, true, tokenRules), "e2e/"+nsJoiner, "1.0.0")
 	create(t, ociSource(nsJoiner, "e2e/"+nsJoiner, "1.0.0"))
 
+	outer := t // the joiner lives until the end of the test
 	t.Run("privileged into a claimed namespace", func(t *testing.T) {
 		before := fingerprint(t, nsOwner, sharedNS)
-		create(t, newPackage(nsJoiner, nsJoiner, "", true))
+		create(outer, newPackage(nsJoiner, nsJoiner, "", true))
 		p := waitPackage(t, nsJoiner, "NamespaceNotAllowed", packageReady(False, v1alpha1.ReasonNamespaceNotAllowed))
 		mustContain(t, "message", ready(p.Status.Conditions).Message,
 			"component web: namespace "+sharedNS+" belongs to Package "+nsOwner+" (catalog "+nsOwner+")",
