@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -262,7 +263,10 @@ variants:
             resources: [pods, secrets, serviceaccounts/token]
             verbs: [create]
           - apiGroups: [apps]
-            resources: [deployments]
+            resources: [deployments, statefulsets]
+            verbs: [create]
+          - apiGroups: [batch]
+            resources: [jobs, cronjobs]
             verbs: [create]`
 	push(t, nsCatalog(t, nsJoiner, sharedNS, true, tokenRules), "e2e/"+nsJoiner, "1.0.0")
 	create(t, ociSource(nsJoiner, "e2e/"+nsJoiner, "1.0.0"))
@@ -338,6 +342,19 @@ variants:
 				Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
 					ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod(sa).Spec}}}
 		}
+		statefulSet := func(sa string) *appsv1.StatefulSet {
+			d := deployment(sa)
+			return &appsv1.StatefulSet{ObjectMeta: d.ObjectMeta, Spec: appsv1.StatefulSetSpec{Selector: d.Spec.Selector, Template: d.Spec.Template}}
+		}
+		job := func(sa string) batchv1.JobSpec {
+			spec := pod(sa).Spec
+			spec.RestartPolicy = corev1.RestartPolicyNever
+			return batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: spec}}
+		}
+		cronJob := func(sa string) *batchv1.CronJob {
+			return &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{GenerateName: "rtns-", Namespace: sharedNS},
+				Spec: batchv1.CronJobSpec{Schedule: "@daily", JobTemplate: batchv1.JobTemplateSpec{Spec: job(sa)}}}
+		}
 		tokenSecret := func(sa string) *corev1.Secret {
 			return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{GenerateName: "rtns-", Namespace: sharedNS,
 				Annotations: map[string]string{corev1.ServiceAccountNameKey: sa}}, Type: corev1.SecretTypeServiceAccountToken}
@@ -348,9 +365,11 @@ variants:
 
 		// What each may do with its own ServiceAccount.
 		for what, err := range map[string]error{
-			"the joiner's Pod as its own ServiceAccount":        joiner.Create(ctxT(t), pod(joinerSA), dry),
-			"the joiner's Deployment as its own ServiceAccount": joiner.Create(ctxT(t), deployment(joinerSA), dry),
-			"the joiner's token Secret of its own":              joiner.Create(ctxT(t), tokenSecret(joinerSA), dry),
+			"the joiner's Pod as its own ServiceAccount":                joiner.Create(ctxT(t), pod(joinerSA), dry),
+			"the joiner's Deployment as its own ServiceAccount":         joiner.Create(ctxT(t), deployment(joinerSA), dry),
+			"the joiner's CronJob as its own ServiceAccount":            joiner.Create(ctxT(t), cronJob(joinerSA), dry),
+			"the owner's Pod as the namespace's default ServiceAccount": ownerInstaller.Create(ctxT(t), pod(""), dry),
+			"the joiner's token Secret of its own":                      joiner.Create(ctxT(t), tokenSecret(joinerSA), dry),
 			"the joiner's token of its own ServiceAccount": joiner.SubResource("token").Create(ctxT(t),
 				&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: sharedNS, Name: joinerSA}}, &authenticationv1.TokenRequest{}, client.DryRunAll),
 		} {
@@ -361,9 +380,14 @@ variants:
 		// The attack: the joiner, privileged, acts as the owner's
 		// ServiceAccount; the owner as the joiner's.
 		for what, err := range map[string]error{
-			"a Pod of " + nsJoiner + " as " + ownerSA:        joiner.Create(ctxT(t), pod(ownerSA), dry),
-			"a Deployment of " + nsJoiner + " as " + ownerSA: joiner.Create(ctxT(t), deployment(ownerSA), dry),
-			"a token Secret of " + ownerSA:                   joiner.Create(ctxT(t), tokenSecret(ownerSA), dry),
+			"a Pod of " + nsJoiner + " as " + ownerSA:         joiner.Create(ctxT(t), pod(ownerSA), dry),
+			"a Deployment of " + nsJoiner + " as " + ownerSA:  joiner.Create(ctxT(t), deployment(ownerSA), dry),
+			"a StatefulSet of " + nsJoiner + " as " + ownerSA: joiner.Create(ctxT(t), statefulSet(ownerSA), dry),
+			"a Job of " + nsJoiner + " as " + ownerSA: joiner.Create(ctxT(t),
+				&batchv1.Job{ObjectMeta: metav1.ObjectMeta{GenerateName: "rtns-", Namespace: sharedNS}, Spec: job(ownerSA)}, dry),
+			"a CronJob of " + nsJoiner + " as " + ownerSA:                         joiner.Create(ctxT(t), cronJob(ownerSA), dry),
+			"a Pod of " + nsJoiner + " as the namespace's default ServiceAccount": joiner.Create(ctxT(t), pod(""), dry),
+			"a token Secret of " + ownerSA:                                        joiner.Create(ctxT(t), tokenSecret(ownerSA), dry),
 			"a TokenRequest for " + ownerSA: joiner.SubResource("token").Create(ctxT(t),
 				&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: sharedNS, Name: ownerSA}}, &authenticationv1.TokenRequest{}, client.DryRunAll),
 			"a ServiceAccount of " + nsJoiner + " named as " + nsOwner + "'s": joiner.Create(ctxT(t),
