@@ -138,7 +138,7 @@ func namespaceOwner(me claim, spec *v1alpha1.PackageSpec, name string, storage b
 func consent(me string, spec *v1alpha1.PackageSpec, c claim, o *other, namespace string) string {
 	head := fmt.Sprintf("namespace %s belongs to Package %s (catalog %s)", namespace, c.Package, c.Catalog)
 	if !o.declares {
-		return head + fmt.Sprintf(": its catalog declares no component there, so it is not shared; the catalog's author must give the component a namespace of its own")
+		return head + ": its catalog declares no component there, so it is not shared; the catalog's author must give the component a namespace of its own"
 	}
 	var missing []string
 	if !spec.SharesWith(namespace, c.Package) {
