@@ -3,8 +3,8 @@ package artifact
 import (
 	"archive/tar"
 	"bufio"
-	"compress/gzip"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -13,9 +13,9 @@ import (
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
@@ -139,8 +139,7 @@ func validateRuleGroups(c *Catalog) field.ErrorList {
 			continue
 		}
 		errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: u.Field, BadValue: u.Group, Detail: fmt.Sprintf(
-			"is not a group of this catalog (provides.apiGroups %v), and the catalog depends on no catalog that could share it: add it to provides.apiGroups if the catalog ships its CRDs, or name the catalog that ships them in variants[].dependsOn (which must list it in provides.sharedAPIGroups)",
-			c.Provides.APIGroups)})
+			"is not in provides.apiGroups and the catalog depends on no catalog: add it there if the catalog ships its CRDs, or add the catalog that ships them (and lists it in provides.sharedAPIGroups) to variants[].dependsOn")})
 	}
 	for i, v := range c.Variants {
 		for j, comp := range v.Components {
