@@ -18,13 +18,18 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"oras.land/oras-go/v2/content/oci"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact/build"
+	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/platform/internal/operator/names"
+	"cozystack.io/sdk/testenv"
 )
 
 // The CRD-group attacks (issue 29, parts 2 and 3; README.md, "Catalog
@@ -134,13 +139,15 @@ func installGroupVictim(t *testing.T, victim string) func() map[string]string {
 	push(t, dir, "e2e/"+victim, "1.0.0")
 	create(t, ociSource(victim, "e2e/"+victim, "1.0.0"))
 	waitSource(t, victim, "Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
-	c := k(t)
+	c := kc(t)
 	t.Cleanup(func() {
 		// Helm leaves what crds/ installed: remove it for the next test.
 		for _, n := range []string{victimWidgets, "doors." + openGroup} {
 			crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: n}}
 			_ = c.Delete(context.Background(), crd)
-			waitGone(t, crd)
+			_ = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+				return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(crd), crd)), nil
+			})
 		}
 	})
 	create(t, newPackage(victim, victim, "", true))
@@ -181,6 +188,24 @@ func sameFingerprints(t *testing.T, before, after map[string]string) {
 	}
 }
 
+// crdScheme is the operator's scheme with CustomResourceDefinitions.
+func crdScheme() *runtime.Scheme {
+	s := controllermanager.Scheme()
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	return s
+}
+
+// kc is k with CustomResourceDefinitions in its scheme.
+func kc(t *testing.T) client.Client {
+	t.Helper()
+	testenv.Need(t, env)
+	c, err := client.New(env.Config, client.Options{Scheme: crdScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // asServiceAccount is a client acting as ServiceAccount ns/sa, as
 // helm-controller does when it impersonates a component's installer.
 func asServiceAccount(t *testing.T, ns, sa string) client.Client {
@@ -188,7 +213,7 @@ func asServiceAccount(t *testing.T, ns, sa string) client.Client {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + sa,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
-	c, err := client.New(cfg, client.Options{Scheme: k(t).Scheme()})
+	c, err := client.New(cfg, client.Options{Scheme: crdScheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +230,7 @@ func asServiceAccount(t *testing.T, ns, sa string) client.Client {
 // spec and labels.
 func TestRedTeamCRDGroups(t *testing.T) {
 	start(t)
-	c := k(t)
+	c := kc(t)
 	fingerprint := installGroupVictim(t, groupVictim)
 	before := fingerprint()
 
@@ -306,7 +331,7 @@ var digestPattern = regexp.MustCompile(`spec.approvedPrivileges: "(sha256:[0-9a-
 // the cluster operator approves.
 func TestConversionWebhookNeedsConsent(t *testing.T) {
 	start(t)
-	c := k(t)
+	c := kc(t)
 	const name, gadgets = "rgconv", "gadgets.conv.example.org"
 	files := map[string]string{"crds/gadgets.yaml": crdYAML("gadgets", "conv.example.org", "string", "{}")}
 	push(t, crdCatalog(t, name, "1.0.0", "  apiGroups: [conv.example.org]", "", files), "e2e/"+name, "1.0.0")
@@ -380,7 +405,7 @@ func ptrTo[T any](v T) *T { return &v }
 // role granting the victim's group is ever written.
 func TestRulesOnOtherCatalogsGroups(t *testing.T) {
 	start(t)
-	c := k(t)
+	c := kc(t)
 	// Its own victim (the first test's may still be going).
 	const groupVictim = "rgowner"
 	fingerprint := installGroupVictim(t, groupVictim)
