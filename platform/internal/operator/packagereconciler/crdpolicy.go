@@ -30,7 +30,7 @@ import (
 // digest). The operator writes, per such Package, a
 // ValidatingAdmissionPolicy and its binding, controlled by the Package,
 // that deny any other CRD write by a ServiceAccount of the Package's
-// privileged components' namespaces (its installers and its workloads).
+// components' namespaces (its installers and its workloads).
 
 // crdPolicyName is the name of Package pkg's CRD policy and binding: a
 // DNS subdomain, hashed when pkg is too long for it.
@@ -55,14 +55,20 @@ func celList(items []string) string {
 }
 
 // crdPolicy returns Package p's CRD policy and binding for catalog (its
-// provides.apiGroups are groups), the privileged components want, and
-// owners (each API group of a served catalog, described by its holder),
-// or nil when p has no privileged component.
-func crdPolicy(p *v1alpha1.Package, catalog string, groups []string, want []v1alpha1.PrivilegedComponent, owners map[string]string) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+// provides.apiGroups are groups), its enabled components (whose
+// namespaces' ServiceAccounts the policy applies to), the privileged
+// components want, and owners (each API group of a served catalog,
+// described by its holder), or nil when p has no privileged component.
+func crdPolicy(p *v1alpha1.Package, catalog string, groups []string, components []v1alpha1.PackageComponent, want []v1alpha1.PrivilegedComponent, owners map[string]string) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
 	if len(want) == 0 {
 		return nil, nil
 	}
 	var namespaces, webhooks []string
+	for _, c := range components {
+		if !slices.Contains(namespaces, c.Namespace) {
+			namespaces = append(namespaces, c.Namespace)
+		}
+	}
 	for _, c := range want {
 		if !slices.Contains(namespaces, c.Namespace) {
 			namespaces = append(namespaces, c.Namespace)
@@ -183,7 +189,7 @@ func (r *Reconciler) ensureCRDPolicy(ctx context.Context, v *view, want []v1alph
 	if err != nil {
 		return err
 	}
-	policy, binding := crdPolicy(v.pkg, v.catalog(), v.source.Status.Catalog.Provides.APIGroups, want, owners)
+	policy, binding := crdPolicy(v.pkg, v.catalog(), v.source.Status.Catalog.Provides.APIGroups, v.enabled, want, owners)
 	if policy == nil {
 		return r.dropCRDPolicy(ctx, v.pkg)
 	}
