@@ -52,7 +52,14 @@ var (
 //   - application names are DNS labels, unique and distinct from every
 //     component name; their charts are chart paths, not libraries; a kind,
 //     when given, is one of provides.applicationKinds, for one
-//     application.
+//     application;
+//   - provides.apiGroups are DNS subdomains with a dot, none of
+//     Kubernetes', Flux's or the platform's; sharedAPIGroups a subset;
+//     conversionWebhooks only on privileged components, naming CRDs of
+//     those groups; every group a rule names is the core group, a
+//     Kubernetes or platform group, one of provides.apiGroups, or (with a
+//     variant dependsOn) left to the operator to find shared by a
+//     dependency (ForeignGroups; apigroups.go).
 //
 // That every component's and application's chart exists is checked where
 // the charts are: build.Build (the chart directory) and Pull (a layer).
