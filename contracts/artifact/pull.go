@@ -303,14 +303,14 @@ func Pull(ctx context.Context, src oras.ReadOnlyTarget, reference string, dst co
 				return err // another layer failed: create no file
 			}
 			if dst == nil {
-				return fetchChart(gctx, src, c, nil, opts)
+				return fetchChart(gctx, src, c, nil, catalog, opts)
 			}
 			f, err := os.CreateTemp(opts.StagingDir, "cozystack-chart-*")
 			if err != nil {
 				return fmt.Errorf("stage chart %s (%s): %w", c.Path, c.Descriptor.Digest, err)
 			}
 			staged[i] = f.Name()
-			err = fetchChart(gctx, src, c, f, opts)
+			err = fetchChart(gctx, src, c, f, catalog, opts)
 			if cerr := f.Close(); err == nil && cerr != nil {
 				err = fmt.Errorf("stage chart %s (%s): %w", c.Path, c.Descriptor.Digest, cerr)
 			}

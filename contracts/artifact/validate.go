@@ -24,6 +24,8 @@ var (
 	kindPattern = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 	// Chart paths: portable file-name characters only.
 	chartPathPattern = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
+	// CRD names: <plural>.<group>, lowercase DNS.
+	crdNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$`)
 )
 
 // Validate checks catalog.yaml's rules and returns every violation at once,
@@ -53,7 +55,14 @@ var (
 //   - application names are DNS labels, unique and distinct from every
 //     component name; their charts are chart paths, not libraries; a kind,
 //     when given, is one of provides.applicationKinds, for one
-//     application.
+//     application;
+//   - provides.apiGroups are DNS subdomains with a dot, none of
+//     Kubernetes', Flux's or the platform's; sharedAPIGroups a subset;
+//     conversionWebhooks only on privileged components, naming CRDs of
+//     those groups; every group a rule names is the core group, a
+//     Kubernetes or platform group, one of provides.apiGroups, or (with a
+//     variant dependsOn) left to the operator to find shared by a
+//     dependency (ForeignGroups; apigroups.go).
 //
 // That every component's and application's chart exists is checked where
 // the charts are: build.Build (the chart directory) and Pull (a layer).
@@ -113,6 +122,7 @@ func (c *Catalog) validate(built bool) field.ErrorList {
 	}
 	errs = append(errs, validateComponentCharts(c.Variants)...)
 	errs = append(errs, validateApplications(c, libPaths)...)
+	errs = append(errs, validateRuleGroups(c)...)
 	return errs
 }
 
@@ -216,6 +226,7 @@ func validateInfo(info *v1alpha1.CatalogInfo) field.ErrorList {
 		"a CamelCase kind, e.g. Postgres")...)
 	errs = append(errs, validateNames(provides.Child("backupStrategyKinds"), info.Provides.BackupStrategyKinds, kindPattern,
 		"a CamelCase kind, e.g. CNPGBackup")...)
+	errs = append(errs, validateProvidedGroups(provides, info.Provides.APIGroups, info.Provides.SharedAPIGroups)...)
 	return errs
 }
 
@@ -258,6 +269,12 @@ func validateComponents(p *field.Path, comps []v1alpha1.PackageComponent, libPat
 			}
 			deps[dep] = true
 		}
+		if len(comp.ConversionWebhooks) > 0 && !comp.Privileged {
+			errs = append(errs, field.Forbidden(cp.Child("conversionWebhooks"),
+				"conversion webhooks need privileged: true on the component (a webhook reads every object of its kind; the cluster operator consents with allowPrivileged)"))
+		}
+		errs = append(errs, validateNames(cp.Child("conversionWebhooks"), comp.ConversionWebhooks, crdNamePattern,
+			"a CRD name <plural>.<group>, e.g. widgets.example.org")...)
 		if len(comp.ClusterRules) > 0 && !comp.Privileged {
 			errs = append(errs, field.Forbidden(cp.Child("clusterRules"),
 				"cluster-wide rules need privileged: true on the component (a Package then installs it only with allowPrivileged: true)"))

@@ -38,7 +38,11 @@ func fetchVerified(ctx context.Context, f content.Fetcher, desc ocispec.Descript
 // is not nil, into stage, which then holds the chart's bytes. A chart
 // whose bytes are not its digest's is reported as such even when they are
 // not a safe archive either.
-func fetchChart(ctx context.Context, f content.Fetcher, c Chart, stage io.Writer, opts PullOptions) error {
+//
+// The same stream also goes, through a pipe, to ChartCRDFiles: every CRD
+// the chart ships must be of a group of catalog (CheckChartCRDs; README.md,
+// "CRD groups"), or the chart is an ErrInvalidArtifact.
+func fetchChart(ctx context.Context, f content.Fetcher, c Chart, stage io.Writer, catalog *Catalog, opts PullOptions) error {
 	desc, blob := c.Descriptor, "chart "+c.Path
 	if err := checkDescriptor(desc, blob, opts.MaxChartSize); err != nil {
 		return err
@@ -48,17 +52,44 @@ func fetchChart(ctx context.Context, f content.Fetcher, c Chart, stage io.Writer
 		return fmt.Errorf("fetch %s (%s): %w", blob, desc.Digest, err)
 	}
 	defer rc.Close()
-	s := newVerifiedStream(rc, desc, blob, stage)
+	maxFile := opts.ArchiveLimits.MaxFileSize
+	if maxFile <= 0 {
+		maxFile = safetar.DefaultLimits().MaxFileSize
+	}
+	pr, pw := io.Pipe()
+	type scanned struct {
+		files []ChartFile
+		err   error
+	}
+	scan := make(chan scanned, 1)
+	go func() {
+		files, err := ChartCRDFiles(pr, maxFile) // reads pr to its end
+		scan <- scanned{files, err}
+	}()
+	var w io.Writer = pw
+	if stage != nil {
+		w = io.MultiWriter(stage, pw)
+	}
+	s := newVerifiedStream(rc, desc, blob, w)
 	checkErr := safetar.Check(s, opts.ArchiveLimits)
 	// Whatever Check made of it, the rest of the blob (after the end of
 	// the archive, or after the entry Check refused) is read too, so that
 	// the size and digest are checked over all its bytes and stage holds
 	// all of them.
-	if err := s.finish(); err != nil {
-		return err
+	finishErr := s.finish()
+	_ = pw.Close()
+	crds := <-scan
+	if finishErr != nil {
+		return finishErr
 	}
 	if checkErr != nil {
 		return fmt.Errorf("chart %s (%s): %w", c.Path, desc.Digest, checkErr)
+	}
+	if crds.err == nil && catalog != nil {
+		crds.err = CheckChartCRDs(catalog, c.Path, crds.files)
+	}
+	if crds.err != nil {
+		return fmt.Errorf("%w: chart %s (%s): %v", ErrInvalidArtifact, c.Path, desc.Digest, crds.err)
 	}
 	return nil
 }

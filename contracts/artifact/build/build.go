@@ -18,6 +18,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"cozystack.io/contracts/artifact"
+	"cozystack.io/contracts/artifact/safetar"
 )
 
 // Options tune Build.
@@ -126,6 +127,14 @@ func Build(ctx context.Context, catalogDir string, dst oras.Target, opts Options
 		data, err := archive(c, created)
 		if err != nil {
 			return nil, fmt.Errorf("chart %s: %w", p, err)
+		}
+		// The archive as Pull reads it: the same check, on the same files.
+		files, err := artifact.ChartCRDFiles(bytes.NewReader(data), safetar.DefaultLimits().MaxFileSize)
+		if err == nil {
+			err = artifact.CheckChartCRDs(cat, p, files)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", artifact.CatalogFile, err)
 		}
 		desc := content.NewDescriptorFromBytes(artifact.ChartMediaType, data)
 		desc.Annotations = map[string]string{

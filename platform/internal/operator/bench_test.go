@@ -250,7 +250,7 @@ func benchCatalog(b *testing.B, dir string, n int) string {
 	b.Helper()
 	var cat strings.Builder
 	cat.WriteString("apiVersion: cozystack.io/v1alpha1\nkind: Catalog\nname: bench\nversion: " + benchTag +
-		"\nminPlatformVersion: 0.1.0\nvariants:\n  - name: default\n    components:\n")
+		"\nminPlatformVersion: 0.1.0\nprovides:\n  apiGroups: [bench.example.org]\nvariants:\n  - name: default\n    components:\n")
 	for i := range n {
 		name := fmt.Sprintf("svc%02d", i)
 		fmt.Fprintf(&cat, "      - name: %s\n        chart: charts/%s\n        namespace: cozy-%s\n", name, name, name)
@@ -336,9 +336,9 @@ func benchCRD(r *rand.Rand, name string, fields int) string {
 	fmt.Fprintf(&s, `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
-  name: %ss.bench.cozystack.io
+  name: %ss.bench.example.org
 spec:
-  group: bench.cozystack.io
+  group: bench.example.org
   names: {kind: %s, plural: %ss, singular: %s}
   scope: Namespaced
   versions:

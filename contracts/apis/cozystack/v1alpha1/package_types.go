@@ -192,6 +192,10 @@ type PrivilegedComponent struct {
 	Rules []rbacv1.PolicyRule `json:"rules,omitempty"`
 	// +optional
 	ClusterRules []rbacv1.PolicyRule `json:"clusterRules,omitempty"`
+	// ConversionWebhooks are the CRDs the component may give a conversion
+	// webhook (PackageComponent.ConversionWebhooks).
+	// +optional
+	ConversionWebhooks []string `json:"conversionWebhooks,omitempty"`
 }
 
 // GrantedPrivileges records the privileged rights a Package was granted:

@@ -288,6 +288,19 @@ type CatalogProvides struct {
 	// +optional
 	// +listType=set
 	BackupStrategyKinds []string `json:"backupStrategyKinds,omitempty"`
+	// APIGroups are the API groups of the CRDs the catalog ships (DNS
+	// subdomains, e.g. "postgresql.cnpg.io"): each CRD of its charts is of
+	// one of them, and a group belongs to the catalog that ships it first
+	// (contracts/artifact/README.md, "CRD groups").
+	// +optional
+	// +listType=set
+	APIGroups []string `json:"apiGroups,omitempty"`
+	// SharedAPIGroups, a subset of APIGroups, are the groups catalogs that
+	// depend on this one (a variant's dependsOn names it) may name in
+	// their rules and tenantRoles.
+	// +optional
+	// +listType=set
+	SharedAPIGroups []string `json:"sharedAPIGroups,omitempty"`
 }
 
 // PackageLibrary is a Helm library chart of the catalog. At build time it
@@ -430,6 +443,14 @@ type PackageComponent struct {
 	// Only a privileged component may have them.
 	// +optional
 	ClusterRules []rbacv1.PolicyRule `json:"clusterRules,omitempty"`
+	// ConversionWebhooks names the CRDs (by metadata.name, e.g.
+	// "widgets.example.org") of the catalog's own groups whose
+	// spec.conversion the component may set to a webhook, which then
+	// reads every object of the kind. Only a privileged component may have
+	// them; they are part of its consent (PrivilegedComponent).
+	// +optional
+	// +listType=set
+	ConversionWebhooks []string `json:"conversionWebhooks,omitempty"`
 	// Values are the catalog's defaults for the chart: chart defaults <
 	// these < cluster values (K2) < the Package's values. A JSON object.
 	// +optional

@@ -36,7 +36,9 @@
 // writes carries that reference: the HelmReleases, their ServiceAccounts,
 // Roles and RoleBindings, the catalog values ConfigMaps, and the
 // cluster-scoped ClusterRoles and ClusterRoleBindings of privileged
-// components (a cluster-scoped Package may own both). The labels
+// components, and the CRD admission policy and binding of a Package with
+// a privileged component (crdpolicy.go; a cluster-scoped Package may own
+// both). The labels
 // (app.kubernetes.io/managed-by, cozystack.io/package, .../component) and
 // the cozystack.io/package annotation are only hints to select objects from
 // the cache and to describe them: anyone who can write an object can set

@@ -26,7 +26,8 @@ func requested(v *view) []v1alpha1.PrivilegedComponent {
 	out := []v1alpha1.PrivilegedComponent{}
 	for _, c := range v.enabled {
 		if c.Privileged {
-			out = append(out, v1alpha1.PrivilegedComponent{Name: c.Name, Namespace: c.Namespace, Rules: c.Rules, ClusterRules: c.ClusterRules})
+			out = append(out, v1alpha1.PrivilegedComponent{Name: c.Name, Namespace: c.Namespace, Rules: c.Rules, ClusterRules: c.ClusterRules,
+				ConversionWebhooks: c.ConversionWebhooks})
 		}
 	}
 	slices.SortFunc(out, func(a, b v1alpha1.PrivilegedComponent) int { return strings.Compare(a.Name, b.Name) })
@@ -63,7 +64,13 @@ func rights(scope string, rules []rbacv1.PolicyRule) []string {
 // componentRights is every right of c, its namespaced ones scoped to its
 // namespace.
 func componentRights(c v1alpha1.PrivilegedComponent) []string {
-	return append(rights("in namespace "+c.Namespace+",", c.Rules), rights("cluster-wide,", c.ClusterRules)...)
+	out := append(rights("in namespace "+c.Namespace+",", c.Rules), rights("cluster-wide,", c.ClusterRules)...)
+	// A conversion webhook reads every object of its kind: a right like
+	// any other (crdpolicy.go).
+	for _, w := range c.ConversionWebhooks {
+		out = append(out, "cluster-wide conversion webhook of CustomResourceDefinition "+w)
+	}
+	return out
 }
 
 // newRights returns, per component of want, the rights granted does not

@@ -9,6 +9,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/runtime/patch"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -96,6 +97,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&rbacv1.RoleBinding{}, owner, deleting).
 		Watches(&rbacv1.ClusterRole{}, owner, deleting).
 		Watches(&rbacv1.ClusterRoleBinding{}, owner, deleting).
+		Watches(&admissionregistrationv1.ValidatingAdmissionPolicy{}, owner).
+		Watches(&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}, owner).
 		Complete(r)
 }
 
@@ -227,6 +230,10 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package, src *v1al
 	if len(refused) > 0 {
 		return namespaceNotAllowed(refused), nil, conflictInterval, nil
 	}
+	// The CRD policy before any HelmRelease (crdpolicy.go).
+	if err := r.ensureCRDPolicy(ctx, v, grant.Components); err != nil {
+		return status.Result{}, nil, 0, err
+	}
 	// Remember the namespaces before writing there, so that prune finds
 	// the objects even after the component is gone from the plan.
 	if err := r.recordNamespaces(ctx, p, planned); err != nil {
@@ -329,6 +336,10 @@ func (r *Reconciler) finalize(ctx context.Context, p *v1alpha1.Package) (ctrl.Re
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: waitInterval}, nil
+	}
+	// Its releases are gone: so goes its CRD policy.
+	if err := r.dropCRDPolicy(ctx, p); err != nil {
+		return ctrl.Result{}, err
 	}
 	base := client.MergeFrom(p.DeepCopy())
 	controllerutil.RemoveFinalizer(p, Finalizer)

@@ -15,7 +15,9 @@
 //     or the spec changes.
 //  3. The checks of what the revision would install, before anything is
 //     published: its definitions bound to its own charts, its declarations
-//     fitting in the status, its catalog name unique, no kind or policy of
+//     fitting in the status, its catalog name unique, its CRD groups held
+//     by no older source and the groups its rules name its own or shared
+//     by a served dependency (apigroups.go), no kind or policy of
 //     another owner (adinstaller.Guard), and no kind dropped while
 //     applications of it exist unless spec.kindRemoval is Terminate
 //     (adinstaller.InUse; contract K1, "Lifecycle of a kind").

@@ -226,6 +226,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			err = r.uniqueCatalog(ctx, &ps, served.Catalog.Name)
 		}
 		if err == nil {
+			err = r.checkAPIGroups(ctx, &ps, served.Catalog)
+		}
+		var groupErr *groupError
+		if err == nil {
 			// Checked before publishing, so a refused revision publishes
 			// nothing; Install checks again, as it writes, for an object
 			// that appeared while the charts were published.
@@ -246,6 +250,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			result = status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonKindInUse,
 				Message: fmt.Sprintf("revision %s drops %s; nothing of it was installed and the served kinds stay: delete those applications, or set spec.kindRemoval to Terminate to remove the kinds now (no new applications of them; the existing ones are served until deleted)",
 					served.Revision(), adinstaller.DescribeInUse(inUse))}
+		case errors.As(err, &groupErr):
+			result = groupErr.result(served.Revision())
 		case errors.As(err, &conflict):
 			result = status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonConflict,
 				Message: fmt.Sprintf("the definitions of %s: %v; none of its charts was published", served.Revision(), err)}
