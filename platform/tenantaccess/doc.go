@@ -6,7 +6,7 @@
 // identity, and the admission policies that narrow it (roles.yaml,
 // policy.yaml), and the policies that say whose a BackupClass is and keep
 // the reserved class names for the platform (contract K7, "Kinds";
-// backup-policy.yaml). cozystack-controller applies them at start (Apply) and
+// backupclass-policy.yaml). cozystack-controller applies them at start (Apply) and
 // binds them in every tenant namespace
 // (platform/internal/controller/tenantrbac).
 package tenantaccess

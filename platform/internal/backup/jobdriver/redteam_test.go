@@ -72,6 +72,14 @@ func redteam(t *testing.T) (context.Context, client.Client) {
 			t.Fatal(err)
 		}
 	}
+	// The victim's fingerprint includes its ServiceAccounts: wait for the
+	// one kube-controller-manager adds to every namespace.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKey{Namespace: victimNS, Name: "default"}, &corev1.ServiceAccount{})
+		return err == nil, client.IgnoreNotFound(err)
+	}); err != nil {
+		t.Fatal(err)
+	}
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
@@ -419,13 +427,12 @@ func TestReservedClassNames(t *testing.T) {
 	if err := tenantaccess.Apply(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	for _, ns := range []string{evilNS} {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
-			t.Fatal(err)
-		}
+	const squatter = "cozy-squatter"
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: squatter}}); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
 	}
 	for _, name := range v1alpha1.ReservedClassNames {
-		w := installer(t, ctx, c, evilNS, name)
+		w := installer(t, ctx, c, squatter, name)
 		bc := &v1alpha1.BackupClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.BackupClassSpec{
 			Strategies: []v1alpha1.ClassStrategy{{ApplicationKind: v1alpha1.ApplicationKind{APIGroup: "apps.cozystack.io", Kind: "Postgres"},
 				Strategy: v1alpha1.Strategy{Kind: jobdriver.StrategyKind, Parameters: params(t, validParams())}}},

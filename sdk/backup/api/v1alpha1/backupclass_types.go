@@ -19,7 +19,7 @@ const (
 // lives in the component's namespace): the platform's admission policy
 // backupclass-owner.cozystack.io sets it on every write by a
 // ServiceAccount, whatever the writer sent (platform/tenantaccess,
-// backup-policy.yaml). A class a person wrote keeps the value that person
+// backupclass-policy.yaml). A class a person wrote keeps the value that person
 // gave. The Job driver projects parameters.secrets only from this
 // namespace (contract k7, "Tenant isolation").
 const LabelClassNamespace = "backups.cozystack.io/class-namespace"
