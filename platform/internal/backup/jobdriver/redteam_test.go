@@ -16,8 +16,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,7 +47,7 @@ const (
 // as the Tenant chart labels it), and runs one Job driver replica.
 func redteam(t *testing.T) (context.Context, client.Client) {
 	t.Helper()
-	c := need(t)
+	c := fullClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	if err := tenantaccess.Apply(ctx, c); err != nil {
@@ -89,6 +91,23 @@ func redteam(t *testing.T) (context.Context, client.Client) {
 	return ctx, c
 }
 
+// fullClient is need's client with every built-in kind (RBAC too).
+func fullClient(t *testing.T) client.Client {
+	t.Helper()
+	need(t)
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := client.New(env.Config, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // installer returns a client acting as the installer ServiceAccount of the
 // catalog component in namespace ns, with the shipped driver charts' rights
 // on BackupClasses (create; the rest on class by name).
@@ -113,7 +132,8 @@ func installer(t *testing.T, ctx context.Context, c client.Client, ns, class str
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + name,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
-	ic, err := client.New(cfg, client.Options{Scheme: c.Scheme()})
+	// The admin's mapper: what a kind maps to does not depend on who asks.
+	ic, err := client.New(cfg, client.Options{Scheme: c.Scheme(), Mapper: c.RESTMapper()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +152,17 @@ func writeClass(t *testing.T, ctx context.Context, w, admin client.Client, name 
 		Strategies: []v1alpha1.ClassStrategy{{ApplicationKind: v1alpha1.ApplicationKind{APIGroup: "apps.cozystack.io", Kind: "Postgres"},
 			Strategy: v1alpha1.Strategy{Kind: jobdriver.StrategyKind, Parameters: params(t, p)}}},
 	}}
-	if err := w.Create(ctx, bc); err != nil {
-		t.Fatalf("write BackupClass %s: %v", name, err)
+	// A client made right after the CRDs were applied may not find the
+	// kind in discovery yet.
+	var err error
+	for i := 0; i < 50; i++ {
+		if err = w.Create(ctx, bc); !apimeta.IsNoMatchError(err) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("write BackupClass %s: %T %v", name, err, err)
 	}
 	return bc
 }
@@ -421,7 +450,7 @@ func withSpec(tmpl map[string]any, key string, value any) map[string]any {
 // backupclasses; the refusal names the policy's rule. The cluster
 // operator (system:masters) writes it.
 func TestReservedClassNames(t *testing.T) {
-	c := need(t)
+	c := fullClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := tenantaccess.Apply(ctx, c); err != nil {
