@@ -330,6 +330,14 @@ func TestRedTeamBackupClasses(t *testing.T) {
 		reason: v1alpha1.ReasonSecretNotAllowed,
 		want:   []string{"BackupClass evil", "namespace cozy-system", "belongs to the system"},
 	}, {
+		// Nor the Job driver's own namespace (cozy-system in a platform
+		// install), where the driver used to read them from.
+		name: "driver-namespace", writer: c,
+		labels: map[string]string{v1alpha1.LabelClassNamespace: driverNamespace},
+		params: map[string]any{"backup": compliant("backup"), "secrets": []any{"x"}},
+		reason: v1alpha1.ReasonSecretNotAllowed,
+		want:   []string{"namespace " + driverNamespace, "belongs to the system"},
+	}, {
 		name: "tenant-namespace", writer: c,
 		labels: map[string]string{v1alpha1.LabelClassNamespace: victimNS},
 		params: map[string]any{"backup": compliant("backup"), "secrets": []any{"x"}},
