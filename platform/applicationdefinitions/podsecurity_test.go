@@ -68,7 +68,7 @@ func TestTenantNamespacePodSecurity(t *testing.T) {
 
 	// The cluster operator raises it; the release re-renders on the
 	// projected values.
-	setLevel := func(l string) {
+	setLevel := func(ctx context.Context, l string) {
 		t.Helper()
 		cv := &v1alpha1.ClusterValues{}
 		if err := c.Get(ctx, client.ObjectKey{Name: v1alpha1.ClusterValuesName}, cv); err != nil {
@@ -79,8 +79,8 @@ func TestTenantNamespacePodSecurity(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setLevel("privileged")
-	t.Cleanup(func() { setLevel("") })
+	setLevel(ctx, "privileged")
+	t.Cleanup(func() { setLevel(context.Background(), "") })
 	level("privileged")
 	if err := privileged(); err != nil {
 		t.Errorf("at the operator's level privileged, the pod is still refused: %v", err)
