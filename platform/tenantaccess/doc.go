@@ -4,7 +4,9 @@
 // roles cozy:tenant:<level> that catalogs aggregate their kinds into, the
 // installer role application releases install as, the Tenant chart's
 // identity, and the admission policies that narrow it (roles.yaml,
-// policy.yaml). cozystack-controller applies them at start (Apply) and
+// policy.yaml), and the policies that say whose a BackupClass is and keep
+// the reserved class names for the platform (contract K7, "Kinds";
+// backupclass-policy.yaml). cozystack-controller applies them at start (Apply) and
 // binds them in every tenant namespace
 // (platform/internal/controller/tenantrbac).
 package tenantaccess

@@ -102,6 +102,7 @@ func TestClusterValuesRejected(t *testing.T) {
 		{"empty issuerName", set("", "spec", "certificates", "issuerName"), "spec.certificates.issuerName"},
 		{"unknown solver", set("tls-alpn01", "spec", "certificates", "solver"), "spec.certificates.solver"},
 		{"empty images registry", set("", "spec", "images", "registry"), "spec.images.registry"},
+		{"unknown tenant Pod Security level", set("none", "spec", "podSecurity", "tenantLevel"), "spec.podSecurity.tenantLevel"},
 		{"zero cpu ratio", set("0", "spec", "resources", "cpuAllocationRatio"), "spec.resources.cpuAllocationRatio"},
 		{"bad pod CIDR", set("10.244.0.0", "spec", "networking", "podCIDR"), "spec.networking.podCIDR"},
 		{"bad external IP", set([]any{"192.0.2.300"}, "spec", "publishing", "externalIPs"), "spec.publishing.externalIPs[0]"},

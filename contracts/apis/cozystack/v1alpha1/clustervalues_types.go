@@ -145,6 +145,22 @@ type ClusterValuesSpec struct {
 	// Branding customises the dashboard and the portals: `_cluster.branding`.
 	// +optional
 	Branding ClusterValuesBranding `json:"branding,omitzero"`
+
+	// PodSecurity sets the Pod Security Standard of tenant namespaces.
+	// +optional
+	PodSecurity ClusterValuesPodSecurity `json:"podSecurity,omitzero"`
+}
+
+// ClusterValuesPodSecurity holds the Pod Security Standard the Tenant chart
+// labels every tenant namespace with (pod-security.kubernetes.io/enforce,
+// warn and audit). Only the cluster operator, who writes ClusterValues,
+// raises it: a Tenant's values cannot.
+type ClusterValuesPodSecurity struct {
+	// TenantLevel is restricted, baseline or privileged:
+	// `_cluster.tenant-pod-security`. Absent means restricted.
+	// +kubebuilder:validation:Enum=restricted;baseline;privileged
+	// +optional
+	TenantLevel string `json:"tenantLevel,omitempty"`
 }
 
 // ClusterValuesNetworking describes the cluster network.

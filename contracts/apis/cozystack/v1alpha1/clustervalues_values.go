@@ -127,6 +127,7 @@ func ClusterKeys(spec *ClusterValuesSpec) map[string]any {
 	put("ephemeral-storage-allocation-ratio", string(spec.Resources.EphemeralStorageAllocationRatio))
 
 	put("images-registry", spec.Images.Registry)
+	put("tenant-pod-security", spec.PodSecurity.TenantLevel)
 
 	if s := spec.Scheduling.DefaultSchedulingClass; s != "" {
 		m["scheduling"] = map[string]any{"defaultSchedulingClass": s}

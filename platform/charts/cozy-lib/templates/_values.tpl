@@ -108,6 +108,7 @@ _cluster:
   memory-allocation-ratio: .spec.resources.memoryAllocationRatio
   ephemeral-storage-allocation-ratio: .spec.resources.ephemeralStorageAllocationRatio
   images-registry: .spec.images.registry
+  tenant-pod-security: .spec.podSecurity.tenantLevel
 _namespace:
   host: the tenant Namespace's label (or annotation) namespace.cozystack.io/host, set by the tenant chart
   ingress: the tenant Namespace's label (or annotation) namespace.cozystack.io/ingress, set by the tenant chart when a tenant up the tree enables ingress

@@ -56,3 +56,16 @@ the tenant's own namespace when it runs the module, else the parent's.
 {{- end -}}
 {{- toJson $v -}}
 {{- end -}}
+
+{{/*
+The Pod Security Standard of the tenant's namespace: the cluster value
+tenant-pod-security (contract K2), which only the cluster operator sets in
+ClusterValues; restricted when absent. Any other value fails the render.
+*/}}
+{{- define "tenant.podSecurity" -}}
+{{- $level := index (.Values._cluster | default dict) "tenant-pod-security" | default "restricted" -}}
+{{- if not (has $level (list "restricted" "baseline" "privileged")) -}}
+{{- fail (printf "_cluster.tenant-pod-security is %q: want restricted, baseline or privileged (ClusterValues .spec.podSecurity.tenantLevel)" $level) -}}
+{{- end -}}
+{{- $level -}}
+{{- end -}}

@@ -58,7 +58,7 @@ func (d jobDriver) ReconcileBackup(ctx context.Context, run *driver.BackupRun) (
 	if err != nil {
 		return driver.Outcome{}, err
 	}
-	bj, out, err := d.runJob(ctx, &run.Run, "backup", raw.Backup, raw, data, nil)
+	bj, out, err := d.runJob(ctx, &run.Run, className(job.Status.Binding), "backup", raw.Backup, raw, data, nil)
 	if err != nil || !out.Done {
 		return out, err
 	}
@@ -86,14 +86,17 @@ func (d jobDriver) ReconcileRestore(ctx context.Context, run *driver.RestoreRun)
 	if err := run.DecodeParameters(&raw); err != nil {
 		return driver.Outcome{}, err
 	}
-	_, out, err := d.runJob(ctx, &run.Run, "restore", raw.Restore, raw, data, ownerRef("RestoreJob", job))
+	_, out, err := d.runJob(ctx, &run.Run, className(job.Status.Binding), "restore", raw.Restore, raw, data, ownerRef("RestoreJob", job))
 	return out, err
 }
 
-// runJob renders the template field (and the secrets' names) before
-// creating anything, then creates or adopts the run's Job (owned by owner
-// when set) and reports it.
-func (jobDriver) runJob(ctx context.Context, run *driver.Run, field string, tmpl *apiextensionsv1.JSON, raw rawParameters,
+// runJob renders the template field (and the secrets' names) of class's
+// strategy and checks the result before creating anything: its pod must
+// pass Pod Security "restricted" and run as ServiceAccount (secure), its
+// Secrets must be the class's own (secretSource). Then it makes the
+// namespace's ServiceAccount, projects the Secrets, creates or adopts the
+// run's Job (owned by owner when set) and reports it.
+func (jobDriver) runJob(ctx context.Context, run *driver.Run, class, field string, tmpl *apiextensionsv1.JSON, raw rawParameters,
 	data TemplateData, owner *metav1.OwnerReference) (*batchv1.Job, driver.Outcome, error) {
 	secrets := map[string]any{}
 	for _, s := range raw.Secrets {
@@ -104,14 +107,25 @@ func (jobDriver) runJob(ctx context.Context, run *driver.Run, field string, tmpl
 	if err != nil {
 		return nil, driver.Outcome{}, err
 	}
-	// Rendered: only now may anything be created.
+	if err := secure(field, class, &t.Spec.Template); err != nil {
+		return nil, driver.Outcome{}, err
+	}
+	from, err := secretSource(ctx, run.Client, run.Namespace, class, run.Strategy, raw.Secrets)
+	if err != nil {
+		return nil, driver.Outcome{}, err
+	}
+	// Rendered and checked: only now may anything be created.
+	ns := run.Object().GetNamespace()
+	if err := ensureServiceAccount(ctx, run.Client, ns); err != nil {
+		return nil, driver.Outcome{}, err
+	}
 	for _, s := range raw.Secrets {
-		if _, err := run.ProjectSecret(ctx, s); err != nil {
+		if _, err := driver.ProjectSecret(ctx, run.Client, from, s, run.Object(), run.Labels(), run.ObjectName("cred-"+s)); err != nil {
 			return nil, driver.Outcome{}, err
 		}
 	}
 	j := &batchv1.Job{}
-	j.Name, j.Namespace = run.ObjectName(field), run.Object().GetNamespace()
+	j.Name, j.Namespace = run.ObjectName(field), ns
 	j.Labels, j.Annotations = maps.Clone(t.Metadata.Labels), maps.Clone(t.Metadata.Annotations)
 	j.Spec = t.Spec
 	if owner != nil {
@@ -125,6 +139,15 @@ func (jobDriver) runJob(ctx context.Context, run *driver.Run, field string, tmpl
 	}
 	out, err := report(j)
 	return j, out, err
+}
+
+// className is the class a job was bound from ("" before binding, which a
+// driver never sees).
+func className(b *v1alpha1.Binding) string {
+	if b == nil {
+		return ""
+	}
+	return b.BackupClassName
 }
 
 // ownerRef refers to a backups.cozystack.io object of kind.
@@ -192,7 +215,7 @@ func (d jobDriver) Reclaim(ctx context.Context, run *driver.ReclaimRun) (driver.
 			"Snapshot":    object(snap),
 			"Backup":      backupData(b),
 		}
-		j, out, err := d.runJob(ctx, &run.Run, "cleanup", raw.Cleanup, raw, data, ownerRef("Backup", b))
+		j, out, err := d.runJob(ctx, &run.Run, b.Spec.BackupClassName, "cleanup", raw.Cleanup, raw, data, ownerRef("Backup", b))
 		if err != nil {
 			if j != nil {
 				// A failed cleanup Job is removed so the retry runs a

@@ -22,7 +22,7 @@ const DefaultName = "job"
 type Options struct {
 	// Name of its BackupDriver; default DefaultName.
 	Name string
-	// Namespace it runs in (its Lease, the source of parameters.secrets).
+	// Namespace it runs in (its Lease; never a source of parameters.secrets).
 	// Required.
 	Namespace string
 	// Version of the platform, shown in the registration.

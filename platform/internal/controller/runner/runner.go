@@ -101,7 +101,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.Backup.Quota.BackupJobs, "backup-quota-backupjobs", o.Backup.Quota.BackupJobs, "most BackupJobs per tenant namespace (ResourceQuota cozy-backup-objects; 0: unbounded)")
 	fs.Int64Var(&o.Backup.Quota.Backups, "backup-quota-backups", o.Backup.Quota.Backups, "most Backups per tenant namespace (ResourceQuota cozy-backup-objects; 0: unbounded)")
 	fs.Int64Var(&o.Backup.Quota.RestoreJobs, "backup-quota-restorejobs", o.Backup.Quota.RestoreJobs, "most RestoreJobs per tenant namespace (ResourceQuota cozy-backup-objects; 0: unbounded)")
-	fs.StringVar(&o.JobDriver.Namespace, "backup-driver-namespace", o.JobDriver.Namespace, "namespace of the Job driver's Lease and credentials (default: --leader-election-namespace)")
+	fs.StringVar(&o.JobDriver.Namespace, "backup-driver-namespace", o.JobDriver.Namespace, "namespace of the Job driver's Lease (default: --leader-election-namespace)")
 	fs.DurationVar(&o.JobDriver.LeaseDuration, "backup-driver-lease-duration", o.JobDriver.LeaseDuration, "how long the Job driver's registration Lease holds without renewal (0: the SDK's default)")
 	fs.DurationVar(&o.JobDriver.ClaimDuration, "backup-claim-duration", o.JobDriver.ClaimDuration, "how long the Job driver's claim on a run holds without renewal (0: the SDK's default)")
 	fs.StringVar(&o.JobDriver.Identity, "backup-driver-identity", o.JobDriver.Identity, "the Job driver's identity in claims (default: host name and a random suffix)")

@@ -14,6 +14,22 @@ const (
 	MaxTimeout               = "168h"
 )
 
+// LabelClassNamespace on a BackupClass is the namespace of the
+// ServiceAccount that last wrote it (a catalog component's installer
+// lives in the component's namespace): the platform's admission policy
+// backupclass-owner.cozystack.io sets it on every write by a
+// ServiceAccount, whatever the writer sent (platform/tenantaccess,
+// backupclass-policy.yaml). A class a person wrote keeps the value that person
+// gave. The Job driver projects parameters.secrets only from this
+// namespace (contract k7, "Tenant isolation").
+const LabelClassNamespace = "backups.cozystack.io/class-namespace"
+
+// ReservedClassNames are the BackupClass names only the cluster operator
+// and the platform may write (contract k7, "Kinds"): "default", the class README.md's
+// "Backups" has tenants name, and "job", the built-in driver's name. The policy backupclass-reserved-names.cozystack.io
+// refuses them to every other ServiceAccount.
+var ReservedClassNames = []string{"default", "job"}
+
 // BackupClass says how each application kind is backed up: per kind
 // {apiGroup, kind}, a strategy (a strategy kind served by a driver, and
 // its parameters), and the bounds of every job. Cluster-scoped; written by

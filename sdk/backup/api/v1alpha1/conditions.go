@@ -101,6 +101,16 @@ const (
 	// ReasonCapabilityMissing: Ready=False, phase Failed; the job needs a
 	// capability (e.g. RestoreToNew) its driver lacks.
 	ReasonCapabilityMissing = "CapabilityMissing"
+	// ReasonPodSecurityViolation: Ready=False, phase Failed; a pod the
+	// driver would create fails Pod Security "restricted", or runs as a
+	// ServiceAccount other than the one made for backups; the message
+	// names the fields and who must fix the class. Nothing was created.
+	ReasonPodSecurityViolation = "PodSecurityViolation"
+	// ReasonSecretNotAllowed: Ready=False, phase Failed; the parameters
+	// name a Secret the driver may not project (not in the class's own
+	// namespace, or not a credential); the message names it, the class's
+	// owner and the rule. Nothing was created.
+	ReasonSecretNotAllowed = "SecretNotAllowed"
 )
 
 // Reasons of a RestoreJob's Authorized condition and restore targets.
