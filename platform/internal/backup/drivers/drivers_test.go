@@ -23,10 +23,12 @@ var now = time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
 // registration returns a BackupDriver serving kinds and its Lease, renewed
 // at renew for seconds.
 func registration(name string, kinds, protocols []string, renew time.Time, seconds int32) []client.Object {
-	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "drivers", Name: name},
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "drivers", Name: drivers.LeaseName(name),
+		Labels: map[string]string{backupsv1alpha1.LabelDriver: name}},
 		Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: renew}, LeaseDurationSeconds: ptr.To(seconds)}}
-	d := &backupsv1alpha1.BackupDriver{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: backupsv1alpha1.BackupDriverSpec{
-		StrategyKinds: kinds, ProtocolVersions: protocols, Lease: backupsv1alpha1.LeaseRef{Namespace: "drivers", Name: name}}}
+	d := &backupsv1alpha1.BackupDriver{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Annotations: map[string]string{backupsv1alpha1.AnnotationRegisteredBy: "cozystack-admin"}}, Spec: backupsv1alpha1.BackupDriverSpec{
+		StrategyKinds: kinds, ProtocolVersions: protocols, Lease: backupsv1alpha1.LeaseRef{Namespace: "drivers", Name: drivers.LeaseName(name)}}}
 	return []client.Object{lease, d}
 }
 
@@ -47,7 +49,7 @@ func TestResolve(t *testing.T) {
 		{"handed to a catalog", nil, "Velero", backupsv1alpha1.ReasonDriverNotInstalled, "", []string{"virtualization", "0.3.0"}},
 		{"built in, not yet registered", nil, "Job", backupsv1alpha1.ReasonDriverUnavailable, "", []string{"built-in driver job"}},
 		{"unknown", nil, "Nope", backupsv1alpha1.ReasonUnknownStrategyKind, "", []string{"Nope"}},
-		{"lease expired", [][]client.Object{registration("cnpg", []string{"CNPG"}, v1, expired, 30)}, "CNPG", backupsv1alpha1.ReasonDriverUnavailable, "", []string{"drivers/cnpg"}},
+		{"lease expired", [][]client.Object{registration("cnpg", []string{"CNPG"}, v1, expired, 30)}, "CNPG", backupsv1alpha1.ReasonDriverUnavailable, "", []string{"drivers/backup-driver-cnpg"}},
 		{"two live", [][]client.Object{registration("a", []string{"CNPG"}, v1, live, 30), registration("b", []string{"CNPG"}, v1, live, 30)},
 			"CNPG", backupsv1alpha1.ReasonDriverConflict, "", []string{"a, b"}},
 		{"one live of two", [][]client.Object{registration("a", []string{"CNPG"}, v1, live, 30), registration("b", []string{"CNPG"}, v1, expired, 30)},

@@ -25,6 +25,7 @@ import (
 	"cozystack.io/platform/internal/controller/tenantrbac"
 	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/platform/internal/version"
+	"cozystack.io/platform/backupaccess"
 	"cozystack.io/platform/tenantaccess"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 )
@@ -176,6 +177,10 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 	}
 	if err := tenantaccess.Apply(ctx, direct); err != nil {
 		return nil, fmt.Errorf("install the tenant roles: %w", err)
+	}
+	// Driver registrations record their writer before any driver starts.
+	if err := backupaccess.Apply(ctx, direct); err != nil {
+		return nil, fmt.Errorf("install the backup driver policies: %w", err)
 	}
 	caching := clustervalues.CacheOptions()
 	for obj, by := range tenantrbac.CacheByObject() {
