@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"cozystack.io/platform/backupaccess"
 	"cozystack.io/platform/internal/backup/handoff"
 	"cozystack.io/platform/internal/backup/jobdriver"
 	"cozystack.io/platform/internal/controller/backup"
@@ -25,7 +26,6 @@ import (
 	"cozystack.io/platform/internal/controller/tenantrbac"
 	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/platform/internal/version"
-	"cozystack.io/platform/backupaccess"
 	"cozystack.io/platform/tenantaccess"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 )
