@@ -61,7 +61,7 @@ type Facts struct {
 // to f, in this order: the writer is recorded (WriterUnknown); a writer
 // that is a ServiceAccount other than the platform's is a catalog's
 // driver: not the Job driver (ReservedForPlatform), in a namespace of a
-// Package's component (NotACatalogDriver), serving only kinds that
+// Package's component (WriterNotInCatalog), serving only kinds that
 // component declares (KindNotDeclared), naming no other catalog
 // (CatalogMismatch); every registration's Lease is its own: named
 // backup-driver-<name>, not labelled for another driver, and for a
@@ -115,7 +115,7 @@ func component(f Facts, ns, sa string) (Acceptance, *Acceptance) {
 	}
 	who := fmt.Sprintf("its writer, ServiceAccount %s/%s,", ns, sa)
 	if f.NamespacePackage == "" || f.Package == nil {
-		return refuse(backupsv1alpha1.ReasonNotACatalogDriver,
+		return refuse(backupsv1alpha1.ReasonWriterNotInCatalog,
 			"BackupDriver %s: %s is not in a namespace of a Package (namespace %s, annotation %s=%q): a driver registers from the namespace of its catalog component",
 			d.Name, who, ns, names.AnnotationPackage, f.NamespacePackage)
 	}
@@ -138,7 +138,7 @@ func component(f Facts, ns, sa string) (Acceptance, *Acceptance) {
 		}
 	}
 	if len(comps) == 0 {
-		return refuse(backupsv1alpha1.ReasonNotACatalogDriver,
+		return refuse(backupsv1alpha1.ReasonWriterNotInCatalog,
 			"BackupDriver %s: %s is in namespace %s of Package %s, but no component of that Package is installed there (PackageSource %s): a driver registers from the namespace of its catalog component",
 			d.Name, who, ns, p.Name, p.Spec.SourceRef.Name)
 	}

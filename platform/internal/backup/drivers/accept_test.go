@@ -64,16 +64,16 @@ func TestDecide(t *testing.T) {
 		{"catalog claims kind Job", catalogFacts(reg("cnpg", "", "cozy-cnpg-backup-driver", "backup-driver-cnpg", "CNPG", "Job")),
 			backupsv1alpha1.ReasonReservedForPlatform, []string{"Job"}, ""},
 		{"namespace of no Package", func() drivers.Facts { f := catalogFacts(own); f.NamespacePackage, f.Package = "", nil; return f }(),
-			backupsv1alpha1.ReasonNotACatalogDriver, []string{"cozy-cnpg-backup-driver/cnpg-backup-driver"}, ""},
+			backupsv1alpha1.ReasonWriterNotInCatalog, []string{"cozy-cnpg-backup-driver/cnpg-backup-driver"}, ""},
 		{"annotation names a missing Package", func() drivers.Facts { f := catalogFacts(own); f.Package = nil; return f }(),
-			backupsv1alpha1.ReasonNotACatalogDriver, []string{`"services"`}, ""},
+			backupsv1alpha1.ReasonWriterNotInCatalog, []string{`"services"`}, ""},
 		{"no component in the namespace", func() drivers.Facts {
 			f := catalogFacts(reg("cnpg", "", "cozy-other", "backup-driver-cnpg", "CNPG"))
 			f.Writer = "system:serviceaccount:cozy-other:x"
 			return f
-		}(), backupsv1alpha1.ReasonNotACatalogDriver, []string{"Package services", "cozy-other"}, ""},
+		}(), backupsv1alpha1.ReasonWriterNotInCatalog, []string{"Package services", "cozy-other"}, ""},
 		{"component disabled", func() drivers.Facts { f := catalogFacts(own); f.Package = disabled; return f }(),
-			backupsv1alpha1.ReasonNotACatalogDriver, nil, ""},
+			backupsv1alpha1.ReasonWriterNotInCatalog, nil, ""},
 		{"undeclared kind", catalogFacts(reg("cnpg", "", "cozy-cnpg-backup-driver", "backup-driver-cnpg", "CNPG", "Velero")),
 			backupsv1alpha1.ReasonKindNotDeclared, []string{"[Velero]", "cnpg-backup-driver", "catalog services", "[CNPG]"}, ""},
 		{"another catalog's name", catalogFacts(reg("cnpg", "virtualization", "cozy-cnpg-backup-driver", "backup-driver-cnpg", "CNPG")),

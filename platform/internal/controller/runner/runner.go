@@ -179,7 +179,9 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		return nil, fmt.Errorf("install the tenant roles: %w", err)
 	}
 	// Driver registrations record their writer before any driver starts.
-	if err := backupaccess.Apply(ctx, direct); err != nil {
+	policyCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := backupaccess.Apply(policyCtx, direct); err != nil {
 		return nil, fmt.Errorf("install the backup driver policies: %w", err)
 	}
 	caching := clustervalues.CacheOptions()

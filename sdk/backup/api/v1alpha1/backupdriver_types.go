@@ -119,7 +119,7 @@ func (d *BackupDriver) Serves(k string) bool {
 // platform only.
 type BackupDriverStatus struct {
 	// Conditions: Accepted (True with reason Accepted; False with
-	// WriterUnknown, NotACatalogDriver, KindNotDeclared, CatalogMismatch,
+	// WriterUnknown, WriterNotInCatalog, KindNotDeclared, CatalogMismatch,
 	// LeaseNotOwned or ReservedForPlatform, and a message naming the rule,
 	// the owner and the fix).
 	// +optional

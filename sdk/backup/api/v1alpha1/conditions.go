@@ -30,9 +30,9 @@ const (
 	// ReasonWriterUnknown: the registration has no annotation
 	// AnnotationRegisteredBy (the platform's admission policy sets it).
 	ReasonWriterUnknown = "WriterUnknown"
-	// ReasonNotACatalogDriver: its writer is a ServiceAccount of a
+	// ReasonWriterNotInCatalog: its writer is a ServiceAccount of a
 	// namespace no Package's component is installed in.
-	ReasonNotACatalogDriver = "NotACatalogDriver"
+	ReasonWriterNotInCatalog = "WriterNotInCatalog"
 	// ReasonKindNotDeclared: a strategy kind is not in the
 	// backupStrategyKinds of the writer's catalog component.
 	ReasonKindNotDeclared = "KindNotDeclared"
@@ -49,7 +49,7 @@ const (
 
 // AcceptedReasons is the closed set of Accepted reasons.
 var AcceptedReasons = []string{
-	ReasonAccepted, ReasonWriterUnknown, ReasonNotACatalogDriver, ReasonKindNotDeclared,
+	ReasonAccepted, ReasonWriterUnknown, ReasonWriterNotInCatalog, ReasonKindNotDeclared,
 	ReasonCatalogMismatch, ReasonLeaseNotOwned, ReasonReservedForPlatform,
 }
 
