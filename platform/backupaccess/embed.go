@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,7 +36,8 @@ func Objects() ([]*unstructured.Unstructured, error) { return manifests.Decode(f
 // effect a moment after they are written, and a registration created
 // before would carry no writer (WriterUnknown until its next update). The
 // error names the object that failed, or says what the last dry run gave
-// when ctx ends first.
+// when ctx ends first. Without the backups.cozystack.io CRDs it does not
+// wait.
 func Apply(ctx context.Context, c client.Client) error {
 	objs, err := Objects()
 	if err != nil {
@@ -54,7 +56,11 @@ func Apply(ctx context.Context, c client.Client) error {
 			"spec": map[string]any{"strategyKinds": []any{"Probe"}, "protocolVersions": []any{backupsv1alpha1.ProtocolVersion},
 				"lease": map[string]any{"namespace": "probe", "name": "probe"}},
 		}}
-		if last = c.Create(ctx, probe, client.DryRunAll); last != nil {
+		if last = c.Create(ctx, probe, client.DryRunAll); apimeta.IsNoMatchError(last) {
+			// backups.cozystack.io is not installed: no registration to
+			// record a writer on.
+			return true, nil
+		} else if last != nil {
 			return false, nil
 		}
 		if probe.GetAnnotations()[backupsv1alpha1.AnnotationRegisteredBy] == "" {
