@@ -9,15 +9,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/crds"
+	"cozystack.io/platform/backupaccess"
 	backupcrds "cozystack.io/sdk/backup/crds"
 	"cozystack.io/sdk/localcp"
 )
 
 // CRDs applies the embedded CRDs of cozystack.io/contracts and of
-// backups.cozystack.io (cozystack.io/sdk/backup/crds) and, when
-// namespace is not empty, creates it (an existing one is fine).
+// backups.cozystack.io (cozystack.io/sdk/backup/crds), the admission
+// policies on backup driver registrations (platform/backupaccess) and,
+// when namespace is not empty, creates it (an existing one is fine).
 func CRDs(ctx context.Context, cfg *rest.Config, namespace string) error {
 	list, err := crds.All()
 	if err != nil {
@@ -30,6 +33,13 @@ func CRDs(ctx context.Context, cfg *rest.Config, namespace string) error {
 	list = append(list, backups...)
 	if err := localcp.ApplyCRDs(ctx, cfg, list...); err != nil {
 		return fmt.Errorf("install CRDs: %w", err)
+	}
+	direct, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	if err := backupaccess.Apply(ctx, direct); err != nil {
+		return fmt.Errorf("install the backup driver policies: %w", err)
 	}
 	if namespace == "" {
 		return nil

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cozyv1alpha1 "cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/artifact"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/backup/crds"
 	"cozystack.io/sdk/charttest"
@@ -119,7 +120,10 @@ func TestHandoffToCatalogDriver(t *testing.T) {
 	}
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNS}},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: driverNS}},
+		// As the operator creates a component's namespace: annotated with
+		// its Package, which the platform reads to find a driver's catalog
+		// (contract k7, "Registration").
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: driverNS, Annotations: map[string]string{"cozystack.io/package": "services"}}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: driverNS, Name: credentials},
 			Data: map[string][]byte{"ACCESS_KEY_ID": []byte("AKIA"), "ACCESS_SECRET_KEY": []byte("secret")}},
 		helmRelease(t),
@@ -183,6 +187,7 @@ func TestHandoffToCatalogDriver(t *testing.T) {
 	// The services catalog's driver is installed: its chart's RBAC, and
 	// its binary as the chart's Deployment would run it, as the chart's
 	// ServiceAccount.
+	installServicesCatalog(t, c, root)
 	cnpgDriver := runCatalogDriver(t, c, root, bins.driver)
 	eventually(t, "the BackupDriver "+driverName+" registered", func() error {
 		d := &backupsv1alpha1.BackupDriver{}
@@ -191,6 +196,11 @@ func TestHandoffToCatalogDriver(t *testing.T) {
 		}
 		if d.Spec.Catalog != "services" || d.Spec.Version != catalogVersion || strings.Join(d.Spec.StrategyKinds, ",") != "CNPG" {
 			return fmt.Errorf("registered as %+v", d.Spec)
+		}
+		// The platform found it is the services catalog's component.
+		if !apimeta.IsStatusConditionTrue(d.Status.Conditions, backupsv1alpha1.ConditionAccepted) ||
+			d.Status.Catalog != "services" || d.Status.Component != driverRelease {
+			return fmt.Errorf("not accepted as services/%s: %+v", driverRelease, d.Status)
 		}
 		return nil
 	})
@@ -292,6 +302,34 @@ type binaries struct{ controller, driver string }
 // buildBinaries builds cozystack-controller (module platform) and
 // cnpg-backup-driver (module catalogs/services, as catalog version
 // catalogVersion) from the workspace at the repository root, in parallel.
+// installServicesCatalog writes what the operator writes for the services
+// catalog installed by the Package "services": its PackageSource, whose
+// status holds catalogs/services/catalog.yaml, and the Package. The
+// platform accepts the CNPG driver's registration from them (its
+// component's namespace and backupStrategyKinds).
+func installServicesCatalog(t *testing.T, c client.Client, root string) {
+	t.Helper()
+	ctx := testContext(t)
+	cat, err := artifact.LoadCatalog(filepath.Join(root, "catalogs", "services"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := cat.CatalogInfo
+	info.Version = catalogVersion
+	ps := &cozyv1alpha1.PackageSource{ObjectMeta: metav1.ObjectMeta{Name: "services"},
+		Spec: cozyv1alpha1.PackageSourceSpec{Layout: &cozyv1alpha1.LayoutSource{Path: "/services", Tag: catalogVersion}}}
+	eventually(t, "the PackageSource services created", func() error { return c.Create(ctx, ps) })
+	ps.Status = cozyv1alpha1.PackageSourceStatus{Catalog: &info, Variants: cat.Variants}
+	if err := c.Status().Update(ctx, ps); err != nil {
+		t.Fatal(err)
+	}
+	p := &cozyv1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Name: "services"},
+		Spec: cozyv1alpha1.PackageSpec{SourceRef: cozyv1alpha1.PackageSourceReference{Name: "services"}, AllowPrivileged: true}}
+	if err := c.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func buildBinaries(t *testing.T) binaries {
 	t.Helper()
 	root, dir := repoRoot(t), t.TempDir()
@@ -338,6 +376,9 @@ func newClient(t *testing.T, cfg *rest.Config) client.Client {
 		t.Fatal(err)
 	}
 	if err := backupsv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := cozyv1alpha1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: s})

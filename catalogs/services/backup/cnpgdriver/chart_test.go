@@ -38,7 +38,9 @@ func TestChartRBACIsEnough(t *testing.T) {
 	}
 	// A release name of its own: TestChartLint dry-runs the default one.
 	const release = "cnpg-backup-driver-rbac"
-	out, err := charttest.Render(ch, release, charttest.WithK2(nil))
+	// The registration's name: the chart's RBAC names it (resourceNames).
+	const name = "cnpg-rbac"
+	out, err := charttest.Render(ch, release, charttest.WithK2(map[string]any{"driverName": name}))
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
@@ -103,7 +105,6 @@ func TestChartRBACIsEnough(t *testing.T) {
 	// A replica as the ServiceAccount.
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + release}
-	const name = "cnpg-rbac"
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {

@@ -72,9 +72,23 @@ func (r *Resolver) Resolve(ctx context.Context, strategyKind string, now time.Ti
 		return Resolution{}, err
 	}
 	var serving, live []*backupsv1alpha1.BackupDriver
+	var refused []string
 	for i := range list.Items {
 		d := &list.Items[i]
 		if !d.Serves(strategyKind) || d.DeletionTimestamp != nil {
+			continue
+		}
+		// A refused registration is never bound to (contract k7,
+		// "Registration"), however live its Lease.
+		a, err := r.Accept(ctx, d)
+		if err != nil {
+			return Resolution{}, err
+		}
+		if a.Accepted() {
+			a = r.handedOff(a, d, strategyKind)
+		}
+		if !a.Accepted() {
+			refused = append(refused, a.Reason+": "+a.Message)
 			continue
 		}
 		serving = append(serving, d)
@@ -87,6 +101,11 @@ func (r *Resolver) Resolve(ctx context.Context, strategyKind string, now time.Ti
 		}
 	}
 	switch {
+	case len(serving) == 0 && len(refused) > 0:
+		slices.Sort(refused)
+		return Resolution{Reason: backupsv1alpha1.ReasonDriverUnavailable, Message: fmt.Sprintf(
+			"no accepted BackupDriver serves strategy kind %s (refused: %s); the job waits",
+			strategyKind, strings.Join(refused, "; "))}, nil
 	case len(serving) == 0:
 		for _, h := range r.Handoff {
 			if h.StrategyKind == strategyKind {
@@ -106,11 +125,11 @@ func (r *Resolver) Resolve(ctx context.Context, strategyKind string, now time.Ti
 	case len(live) == 0:
 		return Resolution{Reason: backupsv1alpha1.ReasonDriverUnavailable, Message: fmt.Sprintf(
 			"BackupDriver %s serves strategy kind %s but its Lease %s/%s is not renewed: the driver is not running; the job waits",
-			names(serving), strategyKind, serving[0].Spec.Lease.Namespace, serving[0].Spec.Lease.Name)}, nil
+			driverNames(serving), strategyKind, serving[0].Spec.Lease.Namespace, serving[0].Spec.Lease.Name)}, nil
 	case len(live) > 1:
 		return Resolution{Reason: backupsv1alpha1.ReasonDriverConflict, Message: fmt.Sprintf(
 			"BackupDrivers %s all serve strategy kind %s: no driver runs the job until only one registration serves it (remove the others' registration or kind)",
-			names(live), strategyKind)}, nil
+			driverNames(live), strategyKind)}, nil
 	}
 	d := live[0]
 	ours := r.Protocols
@@ -128,8 +147,8 @@ func (r *Resolver) Resolve(ctx context.Context, strategyKind string, now time.Ti
 		d.Name, strings.Join(d.Spec.ProtocolVersions, ", "), strings.Join(ours, ", "))}, nil
 }
 
-// Get returns the registration named name and whether it is live at now;
-// a missing registration is (nil, false, nil).
+// Get returns the registration named name and whether it is live at now
+// and accepted (Accept); a missing registration is (nil, false, nil).
 func (r *Resolver) Get(ctx context.Context, name string, now time.Time) (*backupsv1alpha1.BackupDriver, bool, error) {
 	d := &backupsv1alpha1.BackupDriver{}
 	if err := r.Reader.Get(ctx, types.NamespacedName{Name: name}, d); err != nil {
@@ -138,8 +157,24 @@ func (r *Resolver) Get(ctx context.Context, name string, now time.Time) (*backup
 		}
 		return nil, false, err
 	}
+	if a, err := r.Accept(ctx, d); err != nil || !a.Accepted() {
+		return d, false, err
+	}
 	ok, err := r.live(ctx, d, now)
 	return d, ok, err
+}
+
+// handedOff refuses (CatalogMismatch) an accepted catalog driver a serving
+// strategyKind that the handoff list gives to another catalog: the
+// platform's finding (a.Catalog), never spec.catalog, decides.
+func (r *Resolver) handedOff(a Acceptance, d *backupsv1alpha1.BackupDriver, strategyKind string) Acceptance {
+	for _, h := range r.Handoff {
+		if h.StrategyKind == strategyKind && a.Catalog != "" && a.Catalog != h.Catalog {
+			return Acceptance{Reason: backupsv1alpha1.ReasonCatalogMismatch, Message: fmt.Sprintf(
+				"BackupDriver %s is of catalog %s, but the platform hands strategy kind %s to catalog %s", d.Name, a.Catalog, strategyKind, h.Catalog)}
+		}
+	}
+	return a
 }
 
 func (r *Resolver) live(ctx context.Context, d *backupsv1alpha1.BackupDriver, now time.Time) (bool, error) {
@@ -154,7 +189,7 @@ func (r *Resolver) live(ctx context.Context, d *backupsv1alpha1.BackupDriver, no
 	return Live(lease, now), nil
 }
 
-func names(ds []*backupsv1alpha1.BackupDriver) string {
+func driverNames(ds []*backupsv1alpha1.BackupDriver) string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
 		out[i] = d.Name

@@ -11,6 +11,7 @@ import (
 	"cozystack.io/platform/internal/controller/backup/binder"
 	"cozystack.io/platform/internal/controller/backup/plan"
 	"cozystack.io/platform/internal/controller/backup/quota"
+	"cozystack.io/platform/internal/controller/backup/registration"
 	"cozystack.io/platform/internal/controller/backup/restore"
 	"cozystack.io/platform/internal/controller/backup/runbounds"
 )
@@ -46,6 +47,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	if err := binder.Setup(mgr, binder.Options{Clock: o.Clock, Handoff: o.Handoff, BuiltIn: o.BuiltIn, Concurrency: o.Concurrency}); err != nil {
 		return fmt.Errorf("binder: %w", err)
+	}
+	if err := registration.Setup(mgr); err != nil {
+		return fmt.Errorf("driver registrations: %w", err)
 	}
 	if err := runbounds.Setup(mgr, runbounds.Options{Clock: o.Clock, Concurrency: o.Concurrency}); err != nil {
 		return fmt.Errorf("run bounds: %w", err)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"cozystack.io/platform/backupaccess"
 	"cozystack.io/platform/internal/backup/handoff"
 	"cozystack.io/platform/internal/backup/jobdriver"
 	"cozystack.io/platform/internal/controller/backup"
@@ -176,6 +177,12 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 	}
 	if err := tenantaccess.Apply(ctx, direct); err != nil {
 		return nil, fmt.Errorf("install the tenant roles: %w", err)
+	}
+	// Driver registrations record their writer before any driver starts.
+	policyCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := backupaccess.Apply(policyCtx, direct); err != nil {
+		return nil, fmt.Errorf("install the backup driver policies: %w", err)
 	}
 	caching := clustervalues.CacheOptions()
 	for obj, by := range tenantrbac.CacheByObject() {

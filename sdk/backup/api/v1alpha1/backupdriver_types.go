@@ -28,7 +28,11 @@ const (
 // kinds it serves, the protocol versions it speaks, its capabilities, and
 // the Lease it renews while it runs. The core binds a job to the one live
 // registration serving the job's strategy kind (contract k7, "Binding").
-// Cluster-scoped; written by the driver itself (sdk/backup/driver).
+// Cluster-scoped; written by the driver itself (sdk/backup/driver). The
+// platform binds only to an accepted one (condition Accepted, contract k7,
+// "Registration"): its kinds are declared by the catalog component whose
+// namespace its writer's ServiceAccount is in, its Lease is its own, and
+// status.catalog, not spec.catalog, says which catalog ships it.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster,categories=cozystack
@@ -36,7 +40,8 @@ const (
 // +kubebuilder:printcolumn:name="Strategies",type=string,JSONPath=`.spec.strategyKinds`
 // +kubebuilder:printcolumn:name="Protocols",type=string,JSONPath=`.spec.protocolVersions`
 // +kubebuilder:printcolumn:name="Capabilities",type=string,JSONPath=`.spec.capabilities`,priority=1
-// +kubebuilder:printcolumn:name="Catalog",type=string,JSONPath=`.spec.catalog`,priority=1
+// +kubebuilder:printcolumn:name="Catalog",type=string,JSONPath=`.status.catalog`,priority=1
+// +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="a BackupDriver's name is at most 63 characters: jobs carry it as a label value"
 type BackupDriver struct {
@@ -66,14 +71,19 @@ type BackupDriverSpec struct {
 	// +optional
 	Capabilities []Capability `json:"capabilities,omitempty"`
 	// Catalog that ships the driver, and its version, for messages; empty
-	// for the platform's own.
+	// for the platform's own. The platform does not trust it: a
+	// registration whose catalog differs from the one the platform finds
+	// (status.catalog) is refused (reason CatalogMismatch).
 	// +optional
 	Catalog string `json:"catalog,omitempty"`
 	// +optional
 	Version string `json:"version,omitempty"`
 	// Lease the driver renews while it runs (coordination.k8s.io/v1). The
 	// registration is live while the Lease's renewTime is within its
-	// leaseDurationSeconds.
+	// leaseDurationSeconds. It is the driver's own: named
+	// "backup-driver-<name>", labelled backups.cozystack.io/driver=<name>,
+	// and, for a catalog's driver, in its ServiceAccount's namespace
+	// (else reason LeaseNotOwned).
 	Lease LeaseRef `json:"lease"`
 }
 
@@ -105,13 +115,28 @@ func (d *BackupDriver) Serves(k string) bool {
 	return false
 }
 
-// BackupDriverStatus is the status of a BackupDriver.
+// BackupDriverStatus is the status of a BackupDriver, written by the
+// platform only.
 type BackupDriverStatus struct {
-	// Conditions: Ready (the core's view: live, no conflict).
+	// Conditions: Accepted (True with reason Accepted; False with
+	// WriterUnknown, WriterNotInCatalog, KindNotDeclared, CatalogMismatch,
+	// LeaseNotOwned or ReservedForPlatform, and a message naming the rule,
+	// the owner and the fix).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Catalog, Package and Component are what the platform found ships
+	// the driver: the Package owning the namespace of the registration's
+	// writer, its catalog (the PackageSource's status.catalog.name) and
+	// the component installed in that namespace. Empty for a driver
+	// registered by the platform or a cluster operator.
+	// +optional
+	Catalog string `json:"catalog,omitempty"`
+	// +optional
+	Package string `json:"package,omitempty"`
+	// +optional
+	Component string `json:"component,omitempty"`
 }
 
 // +kubebuilder:object:root=true

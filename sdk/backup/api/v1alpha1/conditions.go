@@ -17,7 +17,48 @@ const (
 	// ConditionReclaim is on a Backup being deleted: False (reason
 	// ReasonReclaimFailed) while its driver cannot delete the data.
 	ConditionReclaim = "Reclaim"
+	// ConditionAccepted is the platform's one condition on a BackupDriver:
+	// may jobs be bound to it (contract k7, "Registration").
+	ConditionAccepted = "Accepted"
 )
+
+// The closed set of a BackupDriver's Accepted reasons (contract k7,
+// "Registration"). A registration not Accepted is never bound to.
+const (
+	// ReasonAccepted: Accepted=True.
+	ReasonAccepted = "Accepted"
+	// ReasonWriterUnknown: the registration has no annotation
+	// AnnotationRegisteredBy (the platform's admission policy sets it).
+	ReasonWriterUnknown = "WriterUnknown"
+	// ReasonWriterNotInCatalog: its writer is a ServiceAccount of a
+	// namespace no Package's component is installed in.
+	ReasonWriterNotInCatalog = "WriterNotInCatalog"
+	// ReasonKindNotDeclared: a strategy kind is not in the
+	// backupStrategyKinds of the writer's catalog component.
+	ReasonKindNotDeclared = "KindNotDeclared"
+	// ReasonCatalogMismatch: spec.catalog names another catalog than the
+	// one the platform found.
+	ReasonCatalogMismatch = "CatalogMismatch"
+	// ReasonLeaseNotOwned: spec.lease is not the driver's own Lease (name,
+	// label, or namespace of its writer).
+	ReasonLeaseNotOwned = "LeaseNotOwned"
+	// ReasonReservedForPlatform: the name or a kind belongs to a driver of
+	// the platform (the Job driver: name job, kind Job).
+	ReasonReservedForPlatform = "ReservedForPlatform"
+)
+
+// AcceptedReasons is the closed set of Accepted reasons.
+var AcceptedReasons = []string{
+	ReasonAccepted, ReasonWriterUnknown, ReasonWriterNotInCatalog, ReasonKindNotDeclared,
+	ReasonCatalogMismatch, ReasonLeaseNotOwned, ReasonReservedForPlatform,
+}
+
+// AnnotationRegisteredBy on a BackupDriver is the user who created it,
+// set on create and kept unchanged by the platform's admission policy
+// (platform/backupaccess/policy.yaml), whatever a client writes: the
+// platform finds a registration's catalog from it, and only that user
+// (or a cluster admin, or the platform) may change or delete it.
+const AnnotationRegisteredBy = "backups.cozystack.io/registered-by"
 
 // The closed set of DriverBound reasons (contract k7, "Binding").
 const (

@@ -28,7 +28,7 @@ func checkDriver(b *backupsv1alpha1.Backup, mode backupsv1alpha1.RestoreMode, d 
 			"BackupDriver %s, which took Backup %s/%s and alone can restore it, is not registered: install or start its driver; the restore waits", name, b.Namespace, b.Name)
 	case !live:
 		return "", waiting(backupsv1alpha1.ReasonDriverUnavailable,
-			"BackupDriver %s, which took Backup %s/%s and alone can restore it, does not renew its Lease %s/%s: the driver is not running; the restore waits", name, b.Namespace, b.Name, d.Spec.Lease.Namespace, d.Spec.Lease.Name)
+			"BackupDriver %s, which took Backup %s/%s and alone can restore it, does not renew its Lease %s/%s or is not accepted (its condition Accepted): the driver is not running or its registration is refused; the restore waits", name, b.Namespace, b.Name, d.Spec.Lease.Namespace, d.Spec.Lease.Name)
 	}
 	version := ""
 	for _, v := range protocols {
