@@ -50,7 +50,9 @@ var (
 //   - application names are DNS labels, unique and distinct from every
 //     component name; their charts are chart paths, not libraries; a kind,
 //     when given, is one of provides.applicationKinds, for one
-//     application.
+//     application;
+//   - at most MaxComponents distinct component names and MaxApplications
+//     applications (bounds.go).
 //
 // That every component's and application's chart exists is checked where
 // the charts are: build.Build (the chart directory) and Pull (a layer).
@@ -110,6 +112,7 @@ func (c *Catalog) validate(built bool) field.ErrorList {
 	}
 	errs = append(errs, validateComponentCharts(c.Variants)...)
 	errs = append(errs, validateApplications(c, libPaths)...)
+	errs = append(errs, validateBounds(c)...)
 	return errs
 }
 

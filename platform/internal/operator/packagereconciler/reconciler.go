@@ -9,6 +9,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/runtime/patch"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -89,6 +90,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("package").
 		For(&v1alpha1.Package{}).
 		Watches(&v1alpha1.PackageSource{}, all).
+		// A published chart ends a wait for it (awaitArtifacts).
+		Watches(&sourcev1.ExternalArtifact{}, all).
 		Watches(&v1alpha1.Package{}, all).
 		Watches(&helmv2.HelmRelease{}, owner).
 		Watches(&corev1.ServiceAccount{}, owner, deleting).
@@ -178,6 +181,9 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package, src *v1al
 			return status.Result{}, nil, 0, err
 		}
 		return *refusal, nil, conflictInterval, nil
+	}
+	if wait, err := r.awaitArtifacts(ctx, pl); err != nil || wait != nil {
+		return deref(wait), nil, waitInterval, err
 	}
 
 	ds := make([]*desired, 0, len(pl.components))

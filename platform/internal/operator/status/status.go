@@ -82,13 +82,20 @@ type Writer struct {
 // Write emits the event r calls for, applies r to obj and patches obj's
 // status (and whatever else of obj changed since patcher last patched it).
 // Errors are the API's, wrapped.
+//
+// A message over MaxMessage is stored shortened (Shorten); the events
+// carry all of it, in notes of at most MaxNote bytes.
 func (w Writer) Write(ctx context.Context, patcher *patch.SerialPatcher, obj conditions.Setter, r Result) error {
+	full := r.Message
+	r.Message = Shorten(full)
 	if w.Recorder != nil && Changed(obj, r) {
 		typ := corev1.EventTypeWarning
 		if r.State == StateReady {
 			typ = corev1.EventTypeNormal
 		}
-		w.Recorder.Eventf(obj, nil, typ, r.Reason, w.Action, "%s", r.Message)
+		for _, note := range eventParts(full) {
+			w.Recorder.Eventf(obj, nil, typ, r.Reason, w.Action, "%s", note)
+		}
 	}
 	Apply(obj, r)
 	if err := patcher.Patch(ctx, obj,
