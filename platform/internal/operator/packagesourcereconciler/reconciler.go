@@ -22,6 +22,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/events"
 	"oras.land/oras-go/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -80,6 +81,9 @@ type Reconciler struct {
 	Open     Opener
 	Platform requirements.Platform
 	Recorder events.EventRecorder
+	// Discovery lists the resources the cluster serves, whose names a
+	// catalog's kinds may not shadow (shadow.go); nil skips that check.
+	Discovery discovery.DiscoveryInterface
 
 	mu       sync.Mutex
 	attempts map[string]*attempts
@@ -233,6 +237,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// nothing; Install checks again, as it writes, for an object
 			// that appeared while the charts were published.
 			err = adinstaller.Guard(ctx, r.Client, ps.Name, objs)
+		}
+		if err == nil {
+			err = r.checkShadowing(ctx, objs)
 		}
 		// A revision that drops a kind still in use waits, unless told
 		// (spec.kindRemoval) to terminate it (contract K1, "Lifecycle of
