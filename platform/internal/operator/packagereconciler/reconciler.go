@@ -182,9 +182,6 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package, src *v1al
 		}
 		return *refusal, nil, conflictInterval, nil
 	}
-	if wait, err := r.awaitArtifacts(ctx, pl); err != nil || wait != nil {
-		return deref(wait), nil, waitInterval, err
-	}
 
 	ds := make([]*desired, 0, len(pl.components))
 	for _, c := range pl.components {
@@ -221,6 +218,10 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package, src *v1al
 			return status.Result{}, nil, 0, err
 		}
 		return status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonConflict, Message: conflictMessage(conflicts)}, nil, conflictInterval, nil
+	}
+	// After every refusal, before the first write.
+	if wait, err := r.awaitArtifacts(ctx, pl); err != nil || wait != nil {
+		return deref(wait), nil, waitInterval, err
 	}
 	// Remember the namespaces before writing there, so that prune finds
 	// the objects even after the component is gone from the plan.
