@@ -346,7 +346,9 @@ func TestRedTeamLeftoverCatalogs(t *testing.T) {
 					return nil
 				})
 			}
-			expectNothingPublished(t, ps)
+			if eas := artifactsOf(t, ps.Name); len(eas) > 0 {
+				t.Errorf("PackageSource %s was refused but published %d ExternalArtifacts", ps.Name, len(eas))
+			}
 			create(outer, newPackage(row.name, row.name, "", false))
 			p := waitPackage(t, row.name, row.wantPackage, packageReady(False, row.wantPackage))
 			expectNothingInstalled(t, row.name)

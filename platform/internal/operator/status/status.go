@@ -93,8 +93,16 @@ func (w Writer) Write(ctx context.Context, patcher *patch.SerialPatcher, obj con
 		if r.State == StateReady {
 			typ = corev1.EventTypeNormal
 		}
-		for _, note := range eventParts(full) {
-			w.Recorder.Eventf(obj, nil, typ, r.Reason, w.Action, "%s", note)
+		parts := eventParts(full)
+		for i, note := range parts {
+			// The events API folds events of one object, type, action and
+			// reason into one series whatever their notes (client-go
+			// tools/events, getKey): each part has its own action.
+			action := w.Action
+			if len(parts) > 1 {
+				action = fmt.Sprintf("%s %d/%d", w.Action, i+1, len(parts))
+			}
+			w.Recorder.Eventf(obj, nil, typ, r.Reason, action, "%s", note)
 		}
 	}
 	Apply(obj, r)
