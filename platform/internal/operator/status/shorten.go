@@ -24,40 +24,51 @@ const (
 // seeEvents ends a shortened message.
 const seeEvents = "; see the events of this object for all of it"
 
-// Shorten returns msg when it fits in MaxMessage bytes, else its first
-// "; "-separated parts that fit, followed by "...and N more" (parts, or
-// bytes when the first part alone is too long) and seeEvents.
+// Shorten returns msg when it fits in MaxMessage bytes. Else it keeps
+// msg's first and last "; "-separated parts (the last ones usually say what
+// to do, and when the next attempt is), at most half the room for the
+// last, and puts "...and N more; see the events of this object for all of
+// it" between them; when not even the first part fits, it is cut (at a
+// rune) and the count is of bytes.
 func Shorten(msg string) string {
 	if len(msg) <= MaxMessage {
 		return msg
 	}
 	parts := strings.Split(msg, "; ")
-	// Room for the longest possible tail.
-	room := MaxMessage - len(fmt.Sprintf("; ...and %d more bytes", len(msg))) - len(seeEvents)
-	var b strings.Builder
-	n := 0
-	for _, p := range parts {
-		add := len(p)
-		if n > 0 {
-			add += 2
+	// Room for the longest possible middle.
+	room := MaxMessage - len(fmt.Sprintf("; ...and %d more bytes; ", len(msg))) - len(seeEvents)
+	size := func(ps []string) int {
+		n := 0
+		for _, p := range ps {
+			n += len(p) + 2
 		}
-		if b.Len()+add > room {
-			break
-		}
-		if n > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(p)
-		n++
+		return n
 	}
-	if n == 0 {
-		cut := room
+	tail := 0 // parts kept from the end
+	for tail < len(parts)-1 && size(parts[len(parts)-tail-1:]) <= room/2 {
+		tail++
+	}
+	head := 0
+	for head < len(parts)-tail && size(parts[:head+1])+size(parts[len(parts)-tail:]) <= room {
+		head++
+	}
+	if head == 0 {
+		cut := room - size(parts[len(parts)-tail:])
 		for cut > 0 && !utf8.RuneStart(msg[cut]) {
 			cut--
 		}
-		return fmt.Sprintf("%s ...and %d more bytes%s", msg[:cut], len(msg)-cut, seeEvents)
+		omitted := len(msg) - cut - size(parts[len(parts)-tail:]) + 2
+		out := fmt.Sprintf("%s ...and %d more bytes%s", msg[:cut], max(omitted, 0), seeEvents)
+		if tail > 0 {
+			out += "; " + strings.Join(parts[len(parts)-tail:], "; ")
+		}
+		return out
 	}
-	return fmt.Sprintf("%s; ...and %d more%s", b.String(), len(parts)-n, seeEvents)
+	out := strings.Join(parts[:head], "; ") + fmt.Sprintf("; ...and %d more%s", len(parts)-head-tail, seeEvents)
+	if tail > 0 {
+		out += "; " + strings.Join(parts[len(parts)-tail:], "; ")
+	}
+	return out
 }
 
 // eventParts splits msg into event notes of at most MaxNote bytes each,

@@ -16,6 +16,7 @@ func TestShorten(t *testing.T) {
 	for i := range 1000 {
 		parts = append(parts, fmt.Sprintf("ExternalArtifact cozy-system/big-c%d exists and belongs to someone else", i))
 	}
+	parts = append(parts, "delete them or rename this PackageSource", "attempt 3 failed, the next in 40s")
 	got := Shorten(strings.Join(parts, "; "))
 	if len(got) > MaxMessage {
 		t.Errorf("Shorten returned %d bytes, want at most %d", len(got), MaxMessage)
@@ -23,14 +24,18 @@ func TestShorten(t *testing.T) {
 	if !strings.HasPrefix(got, parts[0]+"; "+parts[1]) || !strings.Contains(got, " more; see the events of this object") {
 		t.Errorf("Shorten = %q, want the first parts, how many more, and where they are", got)
 	}
-	kept := strings.Count(got, "; ExternalArtifact") + 1
-	if want := fmt.Sprintf("...and %d more", 1000-kept); !strings.Contains(got, want) {
+	// The end, which says what to do and when the next attempt is, stays.
+	if !strings.HasSuffix(got, "; delete them or rename this PackageSource; attempt 3 failed, the next in 40s") {
+		t.Errorf("Shorten = %q, want the last parts kept", got)
+	}
+	kept := strings.Count(got, "ExternalArtifact cozy-system/") + 2
+	if want := fmt.Sprintf("...and %d more;", len(parts)-kept); !strings.Contains(got, want) {
 		t.Errorf("Shorten = %q, want %q", got, want)
 	}
 	// One part too long on its own: cut at a rune, bytes counted.
-	long := strings.Repeat("é", 3000)
+	long := strings.Repeat("é", 3000) + "; fix it so"
 	got = Shorten(long)
-	if len(got) > MaxMessage || !strings.Contains(got, "more bytes; see the events") || !strings.HasPrefix(got, "éé") {
+	if len(got) > MaxMessage || !strings.Contains(got, "more bytes; see the events") || !strings.HasPrefix(got, "éé") || !strings.HasSuffix(got, "; fix it so") {
 		t.Errorf("Shorten of one long part = %d bytes %q", len(got), got[len(got)-80:])
 	}
 	for i, r := range got {
