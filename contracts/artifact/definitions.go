@@ -220,6 +220,9 @@ func (r objectRef) String() string { return fmt.Sprintf("%s, document %d", r.fil
 //     own application charts: source is the catalog's name, component an
 //     applications[].name, and there is no chartRef
 //     (CheckDefinitionRelease);
+//   - an ApplicationDefinition's spec.application plural, singular and
+//     shortNames are no built-in resource's name or short name
+//     (CheckNames, builtins.go);
 //   - a ValidatingAdmissionPolicy matches only the catalog's own kinds:
 //     spec.matchConstraints.resourceRules is not empty, each rule's
 //     apiGroups is exactly [apps.cozystack.io] and its resources are
@@ -324,6 +327,7 @@ func CheckDefinitions(c *Catalog, defs []Definition) error {
 				plurals[app.Plural] = true
 			}
 			report(t.ref, t.obj, CheckDefinitionRelease(c, t.ad.Spec.Release))
+			report(t.ref, t.obj, CheckNames(app))
 		case t.obj.GroupVersionKind() == policyGVK:
 			// Also one that did not decode: its bindings are not
 			// reported as unbound.

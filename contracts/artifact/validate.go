@@ -63,6 +63,8 @@ var (
 //     Kubernetes or platform group, one of provides.apiGroups, or (with a
 //     variant dependsOn) left to the operator to find shared by a
 //     dependency (ForeignGroups; apigroups.go).
+//   - at most MaxComponents distinct component names and MaxApplications
+//     applications (bounds.go).
 //
 // That every component's and application's chart exists is checked where
 // the charts are: build.Build (the chart directory) and Pull (a layer).
@@ -123,6 +125,7 @@ func (c *Catalog) validate(built bool) field.ErrorList {
 	errs = append(errs, validateComponentCharts(c.Variants)...)
 	errs = append(errs, validateApplications(c, libPaths)...)
 	errs = append(errs, validateRuleGroups(c)...)
+	errs = append(errs, validateBounds(c)...)
 	return errs
 }
 

@@ -119,9 +119,27 @@ func TestAcceptance(t *testing.T) {
 		t.Errorf("status.applications = %+v, want %+v", ps.Status.Applications, want)
 	}
 
-	// One ExternalArtifact per component and per application, named
-	// ComponentArtifactName(source, name), served by our server, bytes
-	// matching the digest of the chart layer the build pushed.
+	// Before any Package, the application's chart only: a component's is
+	// published once a Package enables it (README.md, "Catalog
+	// delivery", "What a third-party catalog gets").
+	eventually(t, "the application's chart published alone", func() error {
+		eas := artifactsOf(t, "demo")
+		if len(eas) != 1 || eas[0].Name != v1alpha1.ComponentArtifactName("demo", "echo-tenant") {
+			return fmt.Errorf("%d ExternalArtifacts before any Package, want only the application echo-tenant's", len(eas))
+		}
+		return nil
+	})
+
+	p := newPackage("demo", "demo", "default", true)
+	p.Spec.Components = map[string]v1alpha1.PackageComponentSettings{
+		"echo": {Values: &apiextensionsv1.JSON{Raw: []byte(`{"message":"hello from the package"}`)}},
+	}
+	create(t, p)
+	got := waitPackage(t, "demo", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
+
+	// One ExternalArtifact per enabled component and per application,
+	// named ComponentArtifactName(source, name), served by our server,
+	// bytes matching the digest of the chart layer the build pushed.
 	builtDigest := map[string]string{}
 	for _, ch := range res.Charts {
 		builtDigest[ch.Path] = ch.Descriptor.Digest.String()
@@ -161,12 +179,6 @@ func TestAcceptance(t *testing.T) {
 		}
 	}
 
-	p := newPackage("demo", "demo", "default", true)
-	p.Spec.Components = map[string]v1alpha1.PackageComponentSettings{
-		"echo": {Values: &apiextensionsv1.JSON{Raw: []byte(`{"message":"hello from the package"}`)}},
-	}
-	create(t, p)
-	got := waitPackage(t, "demo", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
 	if got.Status.InstalledRevision != ps.Status.Artifact.Revision || got.Status.InstalledVersion != "0.1.0" {
 		t.Errorf("installed %q %q, want %s", got.Status.InstalledRevision, got.Status.InstalledVersion, ps.Status.Artifact.Revision)
 	}
@@ -462,6 +474,9 @@ func TestLastGoodRevisionAfterDigestMismatch(t *testing.T) {
 		OCI: &v1alpha1.OCISource{Repository: host + "/e2e/lastgood", Tag: "1.0.0", PlainHTTP: true}}}
 	create(t, ps)
 	first := waitSource(t, "lastgood", "Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
+	// A Package asks for the component, so its chart is published.
+	create(t, newPackage("lastgood", "lastgood", "", false))
+	waitPackage(t, "lastgood", "Installed", packageReady(True, v1alpha1.ReasonInstalled))
 	eas := artifactsOf(t, "lastgood")
 	if len(eas) != 1 {
 		t.Fatalf("%d ExternalArtifacts, want 1", len(eas))

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -164,8 +165,13 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (*Operator, error) {
 		return nil, err
 	}
 	rec := mgr.GetEventRecorder("cozystack-operator")
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if err := (&packagesourcereconciler.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Server: srv, Platform: platform, Recorder: rec,
+		Discovery: disco,
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the PackageSource reconciler: %w", err)
 	}

@@ -30,6 +30,11 @@ const (
 	// ReasonInstalling: Reconciling=True while HelmReleases are created,
 	// upgraded or removed.
 	ReasonInstalling = "Installing"
+	// ReasonChartNotPublished: Reconciling=True while the PackageSource
+	// has not yet published the chart (ExternalArtifact) of an enabled
+	// component; a source publishes a component's chart once a Package
+	// enables it.
+	ReasonChartNotPublished = "ChartNotPublished"
 	// ReasonSourceMissing: the PackageSource does not exist (deleting a
 	// PackageSource never removes what its Packages installed).
 	ReasonSourceMissing = "SourceMissing"

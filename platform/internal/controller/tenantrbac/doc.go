@@ -11,7 +11,9 @@
 //     cozystack.io/installer-role, written by cozystack-operator), the
 //     ServiceAccount cozy-installer-<PackageSource> bound to it, which the
 //     releases of that catalog's applications install as; those of a
-//     catalog that is gone are deleted;
+//     catalog that is gone (its role deleted by cozystack-operator once
+//     the catalog's PackageSource and definitions are gone) are deleted,
+//     and only those this package applied (metadata.managedFields);
 //   - the ServiceAccount cozy-installer, which releases of applications of
 //     no catalog install as, bound to Helm's release storage only;
 //   - the ServiceAccount cozy-tenant-installer, which the releases of the

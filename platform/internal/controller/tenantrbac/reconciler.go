@@ -313,7 +313,7 @@ func (r *reconciler) deleteWritten(ctx context.Context, ns string, sel client.Ma
 		return err
 	}
 	for _, o := range objs {
-		if keep[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName()] {
+		if keep[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName()] || !appliedHere(o) {
 			continue
 		}
 		if err := r.dropFinalizer(ctx, o); err != nil {
@@ -324,6 +324,19 @@ func (r *reconciler) deleteWritten(ctx context.Context, ns string, sel client.Ma
 		}
 	}
 	return nil
+}
+
+// appliedHere says whether this package wrote o: the API server's record
+// of o's writers (metadata.managedFields) holds a server-side apply by
+// FieldOwner. The labels select what to look at; they decide nothing, so
+// an object someone else labelled alike is never deleted.
+func appliedHere(o client.Object) bool {
+	for _, f := range o.GetManagedFields() {
+		if f.Manager == FieldOwner && f.Operation == metav1.ManagedFieldsOperationApply {
+			return true
+		}
+	}
+	return false
 }
 
 // written lists the ServiceAccounts and RoleBindings of namespace ns that

@@ -143,7 +143,9 @@ func Install(ctx context.Context, c client.Client, source string, objs []*unstru
 // until that catalog stops shipping it (K1 "Who serves a kind",
 // contracts/schemas/v1alpha1/k1-application.md), and a decoy
 // definition with another catalog's plural brings neither a competing
-// kind nor a policy that denies that catalog's applications. Guard writes
+// kind nor a policy that denies that catalog's applications. So does an
+// ApplicationDefinition whose release prefix overlaps another owner's
+// (prefixes.go). Guard writes
 // nothing; the PackageSource reconciler calls it before publishing a
 // revision, so a refused revision publishes nothing either.
 func Guard(ctx context.Context, c client.Client, source string, objs []*unstructured.Unstructured) error {
@@ -181,6 +183,11 @@ func Guard(ctx context.Context, c client.Client, source string, objs []*unstruct
 			}
 		}
 	}
+	prefixes, err := prefixConflicts(ctx, c, source, objs)
+	if err != nil {
+		return err
+	}
+	conflicts = append(conflicts, prefixes...)
 	if len(conflicts) > 0 {
 		sort.Strings(conflicts)
 		return &ConflictError{Objects: slices.Compact(conflicts)}

@@ -20,7 +20,9 @@
 // *ConflictError, and nothing of the revision is applied). The objects get
 // no owner reference to the source: deleting a PackageSource leaves its
 // kinds served, as it leaves installed Packages running, so tenants'
-// applications never vanish from the API because a source was removed. A
+// applications never vanish from the API because a source was removed;
+// its ClusterRoles go once the source and all its definitions are gone
+// (RemoveGrants, grants.go). A
 // policy is owned by the definitions whose kinds it matches (and a binding
 // by its policy), so it never outlives the kinds it guards.
 //

@@ -9,6 +9,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/runtime/patch"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -90,6 +91,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("package").
 		For(&v1alpha1.Package{}).
 		Watches(&v1alpha1.PackageSource{}, all).
+		// A published chart ends a wait for it (awaitArtifacts).
+		Watches(&sourcev1.ExternalArtifact{}, all).
 		Watches(&v1alpha1.Package{}, all).
 		Watches(&helmv2.HelmRelease{}, owner).
 		Watches(&corev1.ServiceAccount{}, owner, deleting).
@@ -219,6 +222,10 @@ func (r *Reconciler) install(ctx context.Context, p *v1alpha1.Package, src *v1al
 			return status.Result{}, nil, 0, err
 		}
 		return status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonConflict, Message: conflictMessage(conflicts)}, nil, conflictInterval, nil
+	}
+	// After every refusal, before the first write.
+	if wait, err := r.awaitArtifacts(ctx, pl); err != nil || wait != nil {
+		return deref(wait), nil, waitInterval, err
 	}
 	// The claims come after every check and before any other write, so a
 	// refused Package leaves nothing; a claim lost to a race since the

@@ -18,12 +18,15 @@
 //     fitting in the status, its catalog name unique, its CRD groups held
 //     by no older source and the groups its rules name its own or shared
 //     by a served dependency (apigroups.go), no kind or policy of
-//     another owner (adinstaller.Guard), and no kind dropped while
+//     another owner (adinstaller.Guard: names, policies, overlapping
+//     release prefixes), no kind name shadowing a resource the cluster
+//     serves (shadow.go, from discovery), and no kind dropped while
 //     applications of it exist unless spec.kindRemoval is Terminate
 //     (adinstaller.InUse; contract K1, "Lifecycle of a kind").
 //  4. Publish, then install: the revision's charts are served (package
-//     artifactserver) with one ExternalArtifact per component and per
-//     application in cozy-system, named
+//     artifactserver) with one ExternalArtifact per application and per
+//     component a Package of the source enables (demand.go) in
+//     cozy-system, named
 //     v1alpha1.ComponentArtifactName(source, name) (contract K1), their
 //     status written as a Flux source controller would; then its
 //     ApplicationDefinitions, policies and tenant roles are applied and the
@@ -39,6 +42,9 @@
 // verifying (TestFetch) and publishing (TestPublish, over
 // controller-runtime's fake client) are table-tested with fakes while the
 // end-to-end tests of package operator run the real ones.
+//
+// A deleted PackageSource (grants.go) takes its ClusterRoles with it once
+// none of its ApplicationDefinitions is left (adinstaller.RemoveGrants).
 //
 // Any failure in 2 or 3 leaves the served revision, its ExternalArtifacts
 // and its definitions as they were: Ready=False names the failure and the

@@ -66,15 +66,28 @@ func TestPublish(t *testing.T) {
 	}
 	web, db := v1alpha1.ComponentArtifactName(ps.Name, "web"), v1alpha1.ComponentArtifactName(ps.Name, "db")
 	stale := v1alpha1.ComponentArtifactName(ps.Name, "old")
+	pkg := func(name, source string, components map[string]v1alpha1.PackageComponentSettings) *v1alpha1.Package {
+		return &v1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.PackageSpec{SourceRef: v1alpha1.PackageSourceReference{Name: source}, Components: components}}
+	}
+	// A component's chart is published only while a Package of the source
+	// enables it (demand.go); the application's always.
+	enables := pkg("acme", ps.Name, nil)
 	for _, tc := range []struct {
 		name     string
 		existing []client.Object
 		conflict bool
 		want     []string // ExternalArtifacts in cozy-system afterwards
 	}{
-		{name: "a first publish", want: []string{db, web}},
-		{name: "a stale one of the source goes", existing: []client.Object{owned(stale), owned(web)}, want: []string{db, web}},
-		{name: "one the source does not control is left alone", existing: []client.Object{foreign(web), foreign(stale)}, conflict: true, want: []string{db, stale, web}},
+		{name: "a first publish", existing: []client.Object{enables}, want: []string{db, web}},
+		{name: "a stale one of the source goes", existing: []client.Object{enables, owned(stale), owned(web)}, want: []string{db, web}},
+		{name: "one the source does not control is left alone", existing: []client.Object{enables, foreign(web), foreign(stale)}, conflict: true, want: []string{db, stale, web}},
+		{name: "no Package: the application's chart only", want: []string{db}},
+		{name: "no Package any more: the component's goes", existing: []client.Object{owned(web)}, want: []string{db}},
+		{name: "a Package of another source", existing: []client.Object{pkg("other", "other", nil)}, want: []string{db}},
+		{name: "a Package of another variant", existing: []client.Object{func() *v1alpha1.Package { p := pkg("v", ps.Name, nil); p.Spec.Variant = "big"; return p }()}, want: []string{db}},
+		{name: "a Package that turns the component off", existing: []client.Object{owned(web), pkg("off", ps.Name,
+			map[string]v1alpha1.PackageComponentSettings{"web": {Enabled: ptr.To(false)}})}, want: []string{db}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(controllermanager.Scheme()).

@@ -17,10 +17,12 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/events"
 	"oras.land/oras-go/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -79,6 +81,9 @@ type Reconciler struct {
 	Open     Opener
 	Platform requirements.Platform
 	Recorder events.EventRecorder
+	// Discovery lists the resources the cluster serves, whose names a
+	// catalog's kinds may not shadow (shadow.go); nil skips that check.
+	Discovery discovery.DiscoveryInterface
 
 	mu       sync.Mutex
 	attempts map[string]*attempts
@@ -154,6 +159,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.ApplicationDefinition{}, toSource, installed).
 		Watches(&admissionregistrationv1.ValidatingAdmissionPolicy{}, toSource, installed).
 		Watches(&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}, toSource, installed).
+		// A role deleted by hand is restored; at start every role's source
+		// is reconciled, so a source deleted while the operator was down
+		// still takes its grants with it (gone).
+		Watches(&rbacv1.ClusterRole{}, toSource, installed).
+		// What Packages enable is what is published (demand.go).
+		Watches(&v1alpha1.Package{}, handler.EnqueueRequestsFromMapFunc(packageSource), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(r)
 }
 
@@ -163,11 +174,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var ps v1alpha1.PackageSource
 	if err := r.Client.Get(ctx, req.NamespacedName, &ps); err != nil {
 		if apierrors.IsNotFound(err) {
-			// The ExternalArtifacts go with it (owner references); Packages
-			// keep what they installed and report SourceMissing.
-			r.Server.Withdraw(req.Name)
-			r.forget(req.Name)
-			return ctrl.Result{}, r.Store.Forget(ctx, req.Name)
+			return ctrl.Result{}, r.gone(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
 	}
@@ -234,6 +241,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// nothing; Install checks again, as it writes, for an object
 			// that appeared while the charts were published.
 			err = adinstaller.Guard(ctx, r.Client, ps.Name, objs)
+		}
+		if err == nil {
+			err = r.checkShadowing(ctx, objs)
 		}
 		// A revision that drops a kind still in use waits, unless told
 		// (spec.kindRemoval) to terminate it (contract K1, "Lifecycle of
@@ -459,15 +469,20 @@ func artifactStatus(a *artifact.Artifact, reference string, now metav1.Time) *v1
 var errConflict = errors.New("conflict")
 
 // publish serves a's charts and makes the ExternalArtifacts of ps match:
-// one per component name and per application name, pointing at its chart;
-// stale ones (those ps controls, by UID, in cozy-system) deleted. Publishing is all an application gets here: no
-// Package installs it (package pkg reads only status.variants).
+// one per application name and per component name a Package of ps enables
+// (wantedCharts), pointing at its chart; stale ones (those ps controls, by
+// UID, in cozy-system) deleted. Publishing is all an application gets
+// here: no Package installs it (package pkg reads only status.variants).
 func (r *Reconciler) publish(ctx context.Context, ps *v1alpha1.PackageSource, a *artifact.Artifact) error {
 	r.Server.Publish(ps.Name, a.Charts)
+	demanded, err := r.demanded(ctx, ps.Name, a.Catalog)
+	if err != nil {
+		return err
+	}
 	want := map[string]artifact.Chart{}
-	for name, path := range a.Catalog.PublishedCharts() {
+	for name, path := range wantedCharts(a.Catalog, ps.Name, demanded) {
 		c, _ := a.Chart(path) // artifact.Pull guarantees every component's and application's chart
-		want[v1alpha1.ComponentArtifactName(ps.Name, name)] = c
+		want[name] = c
 	}
 	var errs []error
 	for name, chart := range want {

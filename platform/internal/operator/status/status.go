@@ -82,13 +82,28 @@ type Writer struct {
 // Write emits the event r calls for, applies r to obj and patches obj's
 // status (and whatever else of obj changed since patcher last patched it).
 // Errors are the API's, wrapped.
+//
+// A message over MaxMessage is stored shortened (Shorten); the events
+// carry all of it, in notes of at most MaxNote bytes.
 func (w Writer) Write(ctx context.Context, patcher *patch.SerialPatcher, obj conditions.Setter, r Result) error {
+	full := r.Message
+	r.Message = Shorten(full)
 	if w.Recorder != nil && Changed(obj, r) {
 		typ := corev1.EventTypeWarning
 		if r.State == StateReady {
 			typ = corev1.EventTypeNormal
 		}
-		w.Recorder.Eventf(obj, nil, typ, r.Reason, w.Action, "%s", r.Message)
+		parts := eventParts(full)
+		for i, note := range parts {
+			// The events API folds events of one object, type, action and
+			// reason into one series whatever their notes (client-go
+			// tools/events, getKey): each part has its own action.
+			action := w.Action
+			if len(parts) > 1 {
+				action = fmt.Sprintf("%s %d/%d", w.Action, i+1, len(parts))
+			}
+			w.Recorder.Eventf(obj, nil, typ, r.Reason, action, "%s", note)
+		}
 	}
 	Apply(obj, r)
 	if err := patcher.Patch(ctx, obj,
