@@ -228,9 +228,13 @@ func (r *Resolver) Accept(ctx context.Context, d *backupsv1alpha1.BackupDriver) 
 		}
 		if f.NamespacePackage != "" {
 			p := &v1alpha1.Package{}
-			if err := r.Reader.Get(ctx, types.NamespacedName{Name: f.NamespacePackage}, p); err == nil {
+			// A claim recorded with a UID is the Package of that UID only:
+			// a Package re-created under the name of a deleted one does
+			// not inherit its namespace (README.md, "Ownership").
+			uid := n.Annotations[names.AnnotationPackageUID]
+			if err := r.Reader.Get(ctx, types.NamespacedName{Name: f.NamespacePackage}, p); err == nil && (uid == "" || uid == string(p.UID)) {
 				f.Package = p
-			} else if !apierrors.IsNotFound(err) {
+			} else if err != nil && !apierrors.IsNotFound(err) {
 				return Acceptance{}, err
 			}
 		}
