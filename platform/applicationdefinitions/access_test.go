@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
@@ -403,8 +404,12 @@ func TestInstallerIdentitiesAreNarrow(t *testing.T) {
 		}, false, "may not hold a token of an installer"},
 		{"a Pod as the Tenant chart's identity (even by an admin)", c, func(cl client.Client) error {
 			return cl.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "tenant-acme"},
+				// restricted, so the tenant namespace's Pod Security (the
+				// Tenant chart's labels) is not what refuses it.
 				Spec: corev1.PodSpec{ServiceAccountName: v1alpha1.TenantInstallerServiceAccount,
-					Containers: []corev1.Container{{Name: "c", Image: "x"}}}}, dry)
+					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+					Containers: []corev1.Container{{Name: "c", Image: "x", SecurityContext: &corev1.SecurityContext{
+						AllowPrivilegeEscalation: ptr.To(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}}}}}, dry)
 		}, false, "a Pod may not run as it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

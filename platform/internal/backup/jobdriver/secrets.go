@@ -83,15 +83,6 @@ func secretSource(ctx context.Context, c client.Client, own, class string, strat
 	case ns == names.StorageNamespace(pkg):
 		return "", refuse("namespace %s holds Package %s's Helm release records, not credentials", ns, pkg)
 	}
-	// The claim is the Package's of the recorded UID only: what a deleted
-	// Package left is no catalog's any more (README.md, "Ownership").
-	owner := &cozyv1alpha1.Package{}
-	if err := c.Get(ctx, client.ObjectKey{Name: pkg}, owner); apierrors.IsNotFound(err) ||
-		err == nil && n.Annotations[names.AnnotationPackageUID] != "" && n.Annotations[names.AnnotationPackageUID] != string(owner.UID) {
-		return "", refuse("namespace %s was claimed by a Package %s that no longer exists: its catalog must be installed again, or the cluster operator must label the class with a namespace of an installed Package", ns, pkg)
-	} else if err != nil {
-		return "", err
-	}
 	for i, name := range secrets {
 		s := &corev1.Secret{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); apierrors.IsNotFound(err) {
