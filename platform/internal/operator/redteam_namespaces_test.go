@@ -1,12 +1,7 @@
 package operator_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"oras.land/oras-go/v2/content/oci"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -69,60 +63,6 @@ variants:
 		"configmap.yaml": valuesConfigMap,
 		"sa.yaml":        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: {{ .Release.Name }}-worker\n",
 	}})
-}
-
-// fingerprint is snapshot for Package pkg: every object in namespaces (and
-// those namespaces), and those labelled as pkg's or its source's (named
-// pkg too) anywhere, as UID and a hash of the object without
-// resourceVersion, managed fields and status.
-func fingerprint(t *testing.T, pkg string, namespaces ...string) map[string]string {
-	t.Helper()
-	c := k(t)
-	namespaces = append(namespaces, names.StorageNamespace(pkg))
-	out := map[string]string{}
-	for _, gvk := range victimKinds {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := c.List(ctxT(t), list); err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range list.Items {
-			l := o.GetLabels()
-			mine := slices.Contains(namespaces, o.GetNamespace()) || (gvk.Kind == "Namespace" && slices.Contains(namespaces, o.GetName())) ||
-				l[names.LabelPackage] == names.LabelValue(pkg) || l[names.LabelPackageSource] == names.LabelValue(pkg)
-			if !mine {
-				continue
-			}
-			obj := o.DeepCopy()
-			unstructured.RemoveNestedField(obj.Object, "status")
-			unstructured.RemoveNestedField(obj.Object, "metadata", "resourceVersion")
-			unstructured.RemoveNestedField(obj.Object, "metadata", "managedFields")
-			raw, _ := json.Marshal(obj.Object)
-			sum := sha256.Sum256(raw)
-			out[gvk.Kind+" "+o.GetNamespace()+"/"+o.GetName()] = string(o.GetUID()) + " " + hex.EncodeToString(sum[:8])
-		}
-	}
-	return out
-}
-
-// expectUnchanged fails listing what differs between two fingerprints.
-func expectUnchanged(t *testing.T, who string, before, after map[string]string) {
-	t.Helper()
-	var changed []string
-	for key, fp := range before {
-		if after[key] != fp {
-			changed = append(changed, fmt.Sprintf("%s (%s -> %s)", key, fp, after[key]))
-		}
-	}
-	for key := range after {
-		if _, ok := before[key]; !ok {
-			changed = append(changed, key+" (new)")
-		}
-	}
-	sort.Strings(changed)
-	if len(changed) > 0 {
-		t.Errorf("the objects of %s changed:\n%s", who, strings.Join(changed, "\n"))
-	}
 }
 
 // setShared sets Package name's spec.sharedNamespaces to share namespace

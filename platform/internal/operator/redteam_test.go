@@ -159,17 +159,22 @@ var victimKinds = []schema.GroupVersionKind{
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding"},
 }
 
-// snapshot fingerprints every object of the victim: those in its
-// component's namespace and its Helm storage namespace (and those
-// namespaces), and those labelled as its Package's or its PackageSource's
-// anywhere. A fingerprint is the UID and the object without its
-// resourceVersion, managed fields and status, so a controller writing a
-// status is not a change, and any write of what the object is, or a
-// re-creation, is.
+// snapshot fingerprints every object of the victim (fingerprint): so a
+// controller writing a status is not a change, and any write of what an
+// object is, or a re-creation, is.
 func snapshot(t *testing.T) map[string]string {
 	t.Helper()
+	return fingerprint(t, victim, victimNamespace)
+}
+
+// fingerprint is snapshot for Package pkg: every object in namespaces (and
+// those namespaces), and those labelled as pkg's or its source's (named
+// pkg too) anywhere, as UID and a hash of the object without
+// resourceVersion, managed fields and status.
+func fingerprint(t *testing.T, pkg string, namespaces ...string) map[string]string {
+	t.Helper()
 	c := k(t)
-	namespaces := []string{victimNamespace, names.StorageNamespace(victim)}
+	namespaces = append(namespaces, names.StorageNamespace(pkg))
 	out := map[string]string{}
 	for _, gvk := range victimKinds {
 		list := &unstructured.UnstructuredList{}
@@ -180,7 +185,7 @@ func snapshot(t *testing.T) map[string]string {
 		for _, o := range list.Items {
 			l := o.GetLabels()
 			mine := slices.Contains(namespaces, o.GetNamespace()) || (gvk.Kind == "Namespace" && slices.Contains(namespaces, o.GetName())) ||
-				l[names.LabelPackage] == names.LabelValue(victim) || l[names.LabelPackageSource] == names.LabelValue(victim)
+				l[names.LabelPackage] == names.LabelValue(pkg) || l[names.LabelPackageSource] == names.LabelValue(pkg)
 			if !mine {
 				continue
 			}
@@ -194,6 +199,26 @@ func snapshot(t *testing.T) map[string]string {
 		}
 	}
 	return out
+}
+
+// expectUnchanged fails listing what differs between two fingerprints.
+func expectUnchanged(t *testing.T, who string, before, after map[string]string) {
+	t.Helper()
+	var changed []string
+	for key, fp := range before {
+		if after[key] != fp {
+			changed = append(changed, fmt.Sprintf("%s (%s -> %s)", key, fp, after[key]))
+		}
+	}
+	for key := range after {
+		if _, ok := before[key]; !ok {
+			changed = append(changed, key+" (new)")
+		}
+	}
+	sort.Strings(changed)
+	if len(changed) > 0 {
+		t.Errorf("the objects of %s changed:\n%s", who, strings.Join(changed, "\n"))
+	}
 }
 
 // TestRedTeamCatalogs checks what README.md ("Catalog delivery", "What a
@@ -380,22 +405,7 @@ func TestRedTeamCatalogs(t *testing.T) {
 	// refused sources retry (the first retry is after 10 s) before the
 	// victim is compared.
 	time.Sleep(12 * time.Second)
-	after := snapshot(t)
-	var changed []string
-	for key, fp := range before {
-		if after[key] != fp {
-			changed = append(changed, fmt.Sprintf("%s (%s -> %s)", key, fp, after[key]))
-		}
-	}
-	for key := range after {
-		if _, ok := before[key]; !ok {
-			changed = append(changed, key+" (new)")
-		}
-	}
-	sort.Strings(changed)
-	if len(changed) > 0 {
-		t.Errorf("the victim's objects changed:\n%s", strings.Join(changed, "\n"))
-	}
+	expectUnchanged(t, "the victim", before, snapshot(t))
 	t.Logf("%d objects of the victim compared before and after %d attacks", len(before), len(rows))
 	waitSource(t, victim, "still Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
 	waitPackage(t, victim, "still Installed", packageReady(True, v1alpha1.ReasonInstalled))
