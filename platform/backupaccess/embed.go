@@ -43,10 +43,8 @@ func Apply(ctx context.Context, c client.Client) error {
 	if err != nil {
 		return err
 	}
-	for _, o := range objs {
-		if err := c.Patch(ctx, o, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-			return fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err)
-		}
+	if err := manifests.Apply(ctx, c, FieldOwner, objs); err != nil {
+		return err
 	}
 	var last error
 	if err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {

@@ -3,7 +3,6 @@ package tenantaccess
 import (
 	"context"
 	"embed"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,10 +30,5 @@ func Apply(ctx context.Context, c client.Client) error {
 	if err != nil {
 		return err
 	}
-	for _, o := range objs {
-		if err := c.Patch(ctx, o, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-			return fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err)
-		}
-	}
-	return nil
+	return manifests.Apply(ctx, c, FieldOwner, objs)
 }

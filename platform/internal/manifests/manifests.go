@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Decode returns every object of every *.yaml file at the root of fsys, in
@@ -49,4 +51,16 @@ func Decode(fsys fs.FS) ([]*unstructured.Unstructured, error) {
 		}
 	}
 	return out, nil
+}
+
+// Apply server-side applies objs in order with c as field manager owner,
+// taking ownership of conflicting fields (the platform's own objects: a
+// change by hand is put back). The error names the object that failed.
+func Apply(ctx context.Context, c client.Client, owner string, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		if err := c.Patch(ctx, o, client.Apply, client.FieldOwner(owner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	return nil
 }
