@@ -82,6 +82,22 @@ func redteam(t *testing.T) (context.Context, client.Client) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// The mutating policy takes effect a moment after it and the CRD
+	// are written: until a ServiceAccount's dry-run class comes back
+	// labelled, a class would be stored without its namespace.
+	probe := installer(t, ctx, c, goodNS, "probe")
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		bc := &v1alpha1.BackupClass{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Spec: v1alpha1.BackupClassSpec{
+			Strategies: []v1alpha1.ClassStrategy{{ApplicationKind: v1alpha1.ApplicationKind{APIGroup: "apps.cozystack.io", Kind: "Postgres"},
+				Strategy: v1alpha1.Strategy{Kind: jobdriver.StrategyKind, Parameters: params(t, validParams())}}},
+		}}
+		if err := probe.Create(ctx, bc, client.DryRunAll); err != nil {
+			return false, nil
+		}
+		return bc.Labels[v1alpha1.LabelClassNamespace] == goodNS, nil
+	}); err != nil {
+		t.Fatalf("the policy backupclass-owner.cozystack.io never labelled a dry-run class: %v", err)
+	}
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
@@ -152,19 +168,26 @@ func writeClass(t *testing.T, ctx context.Context, w, admin client.Client, name 
 		Strategies: []v1alpha1.ClassStrategy{{ApplicationKind: v1alpha1.ApplicationKind{APIGroup: "apps.cozystack.io", Kind: "Postgres"},
 			Strategy: v1alpha1.Strategy{Kind: jobdriver.StrategyKind, Parameters: params(t, p)}}},
 	}}
-	// A client made right after the CRDs were applied may not find the
-	// kind in discovery yet.
-	var err error
-	for i := 0; i < 50; i++ {
-		if err = w.Create(ctx, bc); !apimeta.IsNoMatchError(err) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if err != nil {
+	if err := createClass(ctx, w, bc); err != nil {
 		t.Fatalf("write BackupClass %s: %T %v", name, err, err)
 	}
 	return bc
+}
+
+// createClass creates bc as w, again while the kind is not known yet: a
+// client made right after the CRDs were applied may not find it in
+// discovery, and the API server's admission (the mutating policy
+// backupclass-owner.cozystack.io) answers NotFound "Resource kind ... not
+// found" until it has the new CRD's schema. Any other error is returned.
+func createClass(ctx context.Context, w client.Client, bc *v1alpha1.BackupClass) error {
+	var err error
+	for i := 0; i < 150; i++ {
+		if err = w.Create(ctx, bc); !apimeta.IsNoMatchError(err) && !(apierrors.IsNotFound(err) && strings.Contains(err.Error(), "Resource kind")) {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return err
 }
 
 // runJob creates BackupJob name in ns for class bc and binds it to the Job
@@ -474,7 +497,18 @@ func TestReservedClassNames(t *testing.T) {
 			Strategies: []v1alpha1.ClassStrategy{{ApplicationKind: v1alpha1.ApplicationKind{APIGroup: "apps.cozystack.io", Kind: "Postgres"},
 				Strategy: v1alpha1.Strategy{Kind: jobdriver.StrategyKind, Parameters: params(t, validParams())}}},
 		}}
-		err := w.Create(ctx, bc.DeepCopy())
+		// A policy takes effect a moment after it is written: a create
+		// that got through before is undone and tried again.
+		var err error
+		for i := 0; i < 50; i++ {
+			if err = createClass(ctx, w, bc.DeepCopy()); err != nil {
+				break
+			}
+			if err := c.Delete(ctx, bc.DeepCopy()); client.IgnoreNotFound(err) != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
 		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "BackupClass "+name+" is reserved for the platform") ||
 			!strings.Contains(err.Error(), "backupclass-reserved-names.cozystack.io") {
 			t.Errorf("a catalog's installer creating BackupClass %s: %v; want the policy's refusal", name, err)
