@@ -172,7 +172,8 @@ func TestLookupReadsNoOtherCatalogsSecrets(t *testing.T) {
 		if !strings.Contains(msg, "forbidden") {
 			return fmt.Errorf("Ready %s: %s", ready, msg)
 		}
-		for _, want := range []string{"secrets", "system:serviceaccount:" + ns + ":cozy-installer-snoopapps"} {
+		// Its first lookup, of the credentials in the tenant namespace.
+		for _, want := range []string{`secrets "vault-victim-creds"`, "system:serviceaccount:" + ns + ":cozy-installer-snoopapps"} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("Snoop x: message %q lacks %q", msg, want)
 			}

@@ -115,22 +115,22 @@ func Setup(mgr ctrl.Manager) error {
 			!slices.Equal(e.ObjectOld.GetOwnerReferences(), e.ObjectNew.GetOwnerReferences())
 	}}
 	// A HelmRelease going from a terminating namespace may be its last.
-	// One that keeps its records in the tenant namespace (created before
-	// release storage namespaces) keeps its installer's Secret rights
-	// there (legacyStorage).
-	releaseGoing := predicate.Funcs{
-		CreateFunc: func(e event.CreateEvent) bool {
-			hr, ok := e.Object.(*helmv2.HelmRelease)
-			return ok && hr.Spec.StorageNamespace == ""
-		},
+	// Where a release keeps its records, and as whom it installs, decide
+	// its installer's storage rights (storageGuests).
+	releases := predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return true },
 		GenericFunc: func(event.GenericEvent) bool { return false },
-		UpdateFunc:  func(e event.UpdateEvent) bool { return e.ObjectNew.GetDeletionTimestamp() != nil },
-		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, n := e.ObjectOld.(*helmv2.HelmRelease), e.ObjectNew.(*helmv2.HelmRelease)
+			return n.GetDeletionTimestamp() != nil || o.Spec.ServiceAccountName != n.Spec.ServiceAccountName ||
+				o.Spec.StorageNamespace != n.Spec.StorageNamespace
+		},
+		DeleteFunc: func(event.DeleteEvent) bool { return true },
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("tenant-rbac").
 		Watches(&rbacv1.ClusterRole{}, toTenants, builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&corev1.Namespace{}, withDescendants, builder.WithPredicates(isTenant, predicate.Or[client.Object](predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deleting))).
-		Watches(&helmv2.HelmRelease{}, toNamespace, builder.WithPredicates(releaseGoing)).
+		Watches(&helmv2.HelmRelease{}, toNamespace, builder.WithPredicates(releases)).
 		Watches(&corev1.Namespace{}, toNamespace, builder.WithPredicates(predicate.NewPredicateFuncs(func(obj client.Object) bool {
 			return obj.GetLabels()[labelNamespace] != "" && obj.GetLabels()[v1alpha1.LabelManagedBy] == v1alpha1.ManagedByController
 		}))).
@@ -278,11 +278,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	legacy, err := r.legacyStorage(ctx, ns.Name, installers)
+	guests, err := r.storageGuests(ctx, ns.Name, installers)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	want := Objects(ns, append([]string{ns.Name}, ancestors...), installers, legacy)
+	want := Objects(ns, append([]string{ns.Name}, ancestors...), installers, guests)
 	for _, obj := range want {
 		if err := r.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 			return reconcile.Result{}, fmt.Errorf("apply %s %s in %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), ns.Name, err)
@@ -307,12 +307,15 @@ func (r *reconciler) installers(ctx context.Context) (map[string]string, error) 
 	return out, nil
 }
 
-// legacyStorage returns the catalogs (PackageSource names, of installers)
-// with a HelmRelease in namespace ns that installs as the catalog's
-// installer and keeps Helm's records in ns (no spec.storageNamespace, or
-// ns): one created before release storage namespaces, whose records are
-// found only there.
-func (r *reconciler) legacyStorage(ctx context.Context, ns string, installers map[string]string) (map[string]bool, error) {
+// storageGuests returns, by namespace holding Helm's records, the catalogs
+// (PackageSource names, of installers) with a HelmRelease in tenant
+// namespace ns that installs as the catalog's installer and keeps its
+// records there, when that is not the catalog's own storage namespace:
+// ns itself (no spec.storageNamespace: a release created before release
+// storage namespaces, whose records are found only there), or another
+// catalog's storage namespace in ns (a release handed over to this
+// catalog, K1 "Who serves a kind", keeps where its records are).
+func (r *reconciler) storageGuests(ctx context.Context, ns string, installers map[string]string) (map[string][]string, error) {
 	var list helmv2.HelmReleaseList
 	if err := r.client.List(ctx, &list, client.InNamespace(ns)); err != nil {
 		return nil, err
@@ -321,11 +324,22 @@ func (r *reconciler) legacyStorage(ctx context.Context, ns string, installers ma
 	for src := range installers {
 		bySA[v1alpha1.CatalogInstallerServiceAccount(src)] = src
 	}
-	out := map[string]bool{}
+	out := map[string][]string{}
 	for _, hr := range list.Items {
-		if src, ok := bySA[hr.Spec.ServiceAccountName]; ok && (hr.Spec.StorageNamespace == "" || hr.Spec.StorageNamespace == ns) {
-			out[src] = true
+		src, ok := bySA[hr.Spec.ServiceAccountName]
+		if !ok {
+			continue
 		}
+		at := hr.Spec.StorageNamespace
+		if at == "" {
+			at = ns
+		}
+		if at != v1alpha1.ApplicationReleaseStorageNamespace(ns, src) && !slices.Contains(out[at], src) {
+			out[at] = append(out[at], src)
+		}
+	}
+	for k := range out {
+		slices.Sort(out[k])
 	}
 	return out, nil
 }
@@ -416,19 +430,20 @@ const labelCatalogInstaller = "cozystack.io/catalog-installer"
 
 // Objects returns what tenant namespace ns, with tenant chain chain (ns,
 // then its ancestors), holds when the catalogs' installer roles are
-// installers (ClusterRole name by PackageSource name) and the catalogs of
-// legacy still have releases whose Helm records are in ns (legacyStorage):
+// installers (ClusterRole name by PackageSource name) and guests names, by
+// namespace, the catalogs with releases whose Helm records are there but
+// not in their own storage namespace (storageGuests):
 // the four tenant RoleBindings; per catalog, its installer ServiceAccount
 // (v1alpha1.CatalogInstallerServiceAccount) bound to its role, its release
 // storage namespace (v1alpha1.ApplicationReleaseStorageNamespace, owned by
 // ns so collected after it, i.e. after its releases) with a RoleBinding
-// giving that installer alone Helm's storage there, and, for a catalog of
-// legacy only, a RoleBinding (LegacyStorageBinding) giving it Helm's
-// storage in ns too; the
+// giving that installer, and those of its guests, Helm's storage there,
+// and, for a guest of ns only, a RoleBinding (LegacyStorageBinding) giving
+// it Helm's storage in ns too; the
 // installer of applications of no catalog (v1alpha1.InstallerServiceAccount,
 // Helm's storage only); and the Tenant chart's ServiceAccount, its
 // RoleBinding and its ClusterRoleBinding.
-func Objects(ns *corev1.Namespace, chain []string, installers map[string]string, legacy map[string]bool) []client.Object {
+func Objects(ns *corev1.Namespace, chain []string, installers map[string]string, guests map[string][]string) []client.Object {
 	managed := map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController}
 	// Each outlives the releases of the namespace (FinalizerTenantReleases).
 	meta := func(name string) metav1.ObjectMeta {
@@ -471,7 +486,7 @@ func Objects(ns *corev1.Namespace, chain []string, installers map[string]string,
 			&rbacv1.RoleBinding{TypeMeta: rbTypes, ObjectMeta: *m.DeepCopy(),
 				RoleRef: clusterRole(installers[source]), Subjects: []rbacv1.Subject{sa(name)}},
 		)
-		if legacy[source] {
+		if slices.Contains(guests[ns.Name], source) {
 			l := *m.DeepCopy()
 			l.Name = LegacyStorageBinding(source)
 			out = append(out, &rbacv1.RoleBinding{TypeMeta: rbTypes, ObjectMeta: l,
@@ -480,6 +495,10 @@ func Objects(ns *corev1.Namespace, chain []string, installers map[string]string,
 		// No finalizer here: the storage namespace goes after ns (its
 		// owner), and a finalizer no one removes would keep it.
 		storage := v1alpha1.ApplicationReleaseStorageNamespace(ns.Name, source)
+		subjects := []rbacv1.Subject{sa(name)}
+		for _, g := range guests[storage] {
+			subjects = append(subjects, sa(v1alpha1.CatalogInstallerServiceAccount(g)))
+		}
 		storageLabels := map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController, labelNamespace: ns.Name}
 		storageAnnotations := map[string]string{v1alpha1.AnnotationPackageSource: source, annotationTenantNamespace: ns.Name}
 		out = append(out,
@@ -489,7 +508,7 @@ func Objects(ns *corev1.Namespace, chain []string, installers map[string]string,
 			}},
 			&rbacv1.RoleBinding{TypeMeta: rbTypes,
 				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: storage, Labels: storageLabels, Annotations: storageAnnotations},
-				RoleRef:    clusterRole(HelmStorageRoleName), Subjects: []rbacv1.Subject{sa(name)}},
+				RoleRef:    clusterRole(HelmStorageRoleName), Subjects: subjects},
 		)
 	}
 	crbLabels := map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController, labelNamespace: ns.Name}

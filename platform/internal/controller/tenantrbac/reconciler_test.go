@@ -45,8 +45,10 @@ func TestSubjects(t *testing.T) {
 // bound to that catalog's role, each held by FinalizerTenantReleases; the
 // Tenant chart's ClusterRoleBinding is owned by the namespace, so it goes
 // after it. Each catalog has its release storage namespace, owned by the
-// namespace, where only its installer holds Helm's storage; a catalog with
-// releases kept in the namespace (legacy) keeps Helm's storage there too.
+// namespace, where only its installer holds Helm's storage, and the
+// installer of a catalog whose release (handed over) keeps its records
+// there; a catalog with releases kept in the namespace (created before
+// storage namespaces) keeps Helm's storage there too.
 func TestObjects(t *testing.T) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-acme", UID: "uid-1"}}
 	var got []string
@@ -55,7 +57,7 @@ func TestObjects(t *testing.T) {
 	if s := v1alpha1.ApplicationReleaseStorageNamespace("tenant-acme", "services"); s != storage {
 		t.Errorf("storage namespace of services in tenant-acme is %s, want %s", s, storage)
 	}
-	for _, o := range Objects(ns, []string{"tenant-acme", "tenant-root"}, installers, map[string]bool{"other": true}) {
+	for _, o := range Objects(ns, []string{"tenant-acme", "tenant-root"}, installers, map[string][]string{"tenant-acme": {"other"}, storage: {"other"}}) {
 		got = append(got, o.GetObjectKind().GroupVersionKind().Kind+" "+o.GetNamespace()+"/"+o.GetName())
 		// What is written in the namespace outlives its releases; the
 		// ClusterRoleBinding and the storage namespaces go after the
@@ -70,8 +72,14 @@ func TestObjects(t *testing.T) {
 			}
 		case *rbacv1.RoleBinding:
 			if o.Namespace != "tenant-acme" {
-				if o.RoleRef.Name != HelmStorageRoleName || len(o.Subjects) != 1 || o.Subjects[0].Namespace != "tenant-acme" || o.Subjects[0].Name != o.Name {
-					t.Errorf("RoleBinding %s/%s: %+v %+v, want Helm's storage for its installer only", o.Namespace, o.Name, o.RoleRef, o.Subjects)
+				// other's release handed over from services keeps its
+				// records in services' storage namespace.
+				want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: o.Name, Namespace: "tenant-acme"}}
+				if o.Namespace == storage {
+					want = append(want, rbacv1.Subject{Kind: "ServiceAccount", Name: "cozy-installer-other", Namespace: "tenant-acme"})
+				}
+				if o.RoleRef.Name != HelmStorageRoleName || !cmp.Equal(o.Subjects, want) {
+					t.Errorf("RoleBinding %s/%s: %+v %+v, want Helm's storage for %+v", o.Namespace, o.Name, o.RoleRef, o.Subjects, want)
 				}
 				break
 			}
