@@ -310,6 +310,8 @@ func TestInstallerIdentitiesAreNarrow(t *testing.T) {
 		}
 		waitBound(t, ctx, c, tn[2])
 	}
+	waitStorage(t, ctx, c, "tenant-acme", testSource)
+	waitStorage(t, ctx, c, "tenant-acme", "lonerapps")
 	as := func(ns, sa string) client.Client {
 		cfg := rest.CopyConfig(env.Config)
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + sa,
@@ -383,16 +385,25 @@ func TestInstallerIdentitiesAreNarrow(t *testing.T) {
 		{"... a Secret in another namespace", appInstaller, func(cl client.Client) error {
 			return cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "tenant-other"}}, dry)
 		}, false, ""},
-		{"... Helm's storage in its namespace", appInstaller, func(cl client.Client) error {
+		{"... Helm's storage in its namespace (its catalog declares no Secrets)", appInstaller, func(cl client.Client) error {
 			return cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.x.v1", Namespace: "tenant-acme"}}, dry)
+		}, false, ""},
+		{"... Helm's storage in its catalog's release storage namespace", appInstaller, func(cl client.Client) error {
+			ns := v1alpha1.ApplicationReleaseStorageNamespace("tenant-acme", testSource)
+			return cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.x.v1", Namespace: ns}}, dry)
 		}, true, ""},
+		{"... Helm's storage in another catalog's", appInstaller, func(cl client.Client) error {
+			ns := v1alpha1.ApplicationReleaseStorageNamespace("tenant-acme", "lonerapps")
+			return cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.x.v1", Namespace: ns}}, dry)
+		}, false, ""},
 		{"the installer of no catalog makes a ConfigMap", noCatalog, func(cl client.Client) error {
 			return cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "tenant-acme"}}, dry)
 		}, false, ""},
 		{"another catalog's installer uses testapps' ConfigMap rights", as("tenant-acme", v1alpha1.CatalogInstallerServiceAccount("lonerapps")), func(cl client.Client) error {
 			return cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "tenant-acme"}}, dry)
 		}, false, ""},
-		{"... a token of itself", appInstaller, func(cl client.Client) error {
+		// vaultapps declares Secrets, so the policy, not RBAC, refuses.
+		{"... a token of itself", as("tenant-acme", v1alpha1.CatalogInstallerServiceAccount("vaultapps")), func(cl client.Client) error {
 			return cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tok", Namespace: "tenant-acme",
 				Annotations: map[string]string{corev1.ServiceAccountNameKey: v1alpha1.TenantInstallerServiceAccount}},
 				Type: corev1.SecretTypeServiceAccountToken}, dry)

@@ -35,13 +35,21 @@ import (
 //
 // Its charts may write ConfigMaps (applications[].rules). Catalog
 // "lonerapps" has Loner, whose chart renders a ConfigMap too, but declares
-// no rules: it may not use testapps' rights. Each kind is readable at view
+// no rules: it may not use testapps' rights. Catalog "vaultapps" has
+// Vault (prefix vault-), whose chart renders the credentials Secret
+// "<release>-creds", as the services catalog's Postgres does, and declares
+// Secrets; catalog "snoopapps" has Snoop (prefix snoop-), a third-party
+// chart that looks up Secrets of its namespace and of vaultapps' release
+// storage namespace and renders what it found into a ConfigMap, which it
+// may write (releasestorage_test.go). Each kind is readable at view
 // and writable at admin.
 var (
 	stalls     = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "stalls"}
 	booths     = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "booths"}
 	escalators = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "escalators"}
 	loners     = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "loners"}
+	vaults     = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "vaults"}
+	snoops     = schema.GroupVersionResource{Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "snoops"}
 
 	testCatalogOnce sync.Once
 )
@@ -49,6 +57,27 @@ var (
 const testSource = "testapps"
 
 var testCharts = map[string]map[string]string{
+	"vault": {
+		"Chart.yaml":            "apiVersion: v2\nname: vault\nversion: 0.1.0\n",
+		"templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-creds\nstringData:\n  password: hunter2\n",
+	},
+	"snoop": {
+		"Chart.yaml": "apiVersion: v2\nname: snoop\nversion: 0.1.0\n",
+		"templates/loot.yaml": `{{- $storage := printf "cozy-releases-app-%s" (printf "%s\x00%s" .Release.Namespace "vaultapps" | sha256sum | trunc 10) }}
+{{- $creds := lookup "v1" "Secret" .Release.Namespace "vault-victim-creds" }}
+{{- $all := lookup "v1" "Secret" .Release.Namespace "" }}
+{{- $record := lookup "v1" "Secret" $storage "sh.helm.release.v1.vault-victim.v1" }}
+{{- $records := lookup "v1" "Secret" $storage "" }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-loot
+data:
+  creds: {{ $creds | toJson | quote }}
+  secrets: "{{ range $all.items }}{{ .metadata.name }} {{ end }}{{ range $records.items }}{{ .metadata.name }} {{ end }}"
+  record: {{ $record | toJson | quote }}
+`,
+	},
 	"board": {
 		"Chart.yaml":               "apiVersion: v2\nname: board\nversion: 0.1.0\n",
 		"templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: board\ndata:\n  release: {{ .Release.Name | quote }}\n",
@@ -69,12 +98,17 @@ var testKinds = []testKind{
 	{"Booth", "booths", "booth-", "board", testSource},
 	{"Escalator", "escalators", "esc-", "escalator", testSource},
 	{"Loner", "loners", "loner-", "board", "lonerapps"},
+	{"Vault", "vaults", "vault-", "vault", "vaultapps"},
+	{"Snoop", "snoops", "snoop-", "snoop", "snoopapps"},
 }
 
 // testRules are what each test catalog declares for its charts.
 var testRules = map[string][]rbacv1.PolicyRule{
 	testSource:  {{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
 	"lonerapps": nil,
+	// As the services catalog declares for its credentials.
+	"vaultapps": {{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
+	"snoopapps": {{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
 }
 
 func publishTestCatalog(t *testing.T, ctx context.Context, c client.Client) {
@@ -135,7 +169,7 @@ func publishTestCatalog(t *testing.T, ctx context.Context, c client.Client) {
 		}
 	})
 	dyn := dynamic.NewForConfigOrDie(env.Config)
-	for _, gvr := range []schema.GroupVersionResource{stalls, booths, escalators, loners} {
+	for _, gvr := range []schema.GroupVersionResource{stalls, booths, escalators, loners, vaults, snoops} {
 		eventually(t, ctx, gvr.Resource+" served", func() error {
 			_, err := dyn.Resource(gvr).Namespace("tenant-root").List(ctx, metav1.ListOptions{})
 			return err

@@ -286,7 +286,8 @@ func TestCatalogExtendsTenantRoles(t *testing.T) {
 		{"cozy:tenant:super-admin", "apps.cozystack.io", "tenants", "create"}: true,
 		{"cozy:tenant:admin", "apps.cozystack.io", "tenants", "create"}:       false,
 		{"cozy:catalog:roles:installer", "", "configmaps", "create"}:          true,
-		{"cozy:catalog:roles:installer", "", "secrets", "create"}:             true,
+		// Helm's storage is granted in the release storage namespaces, not here.
+		{"cozy:catalog:roles:installer", "", "secrets", "create"}: false,
 	})
 
 	// Version 2 ships another kind instead: gizmos leave the roles.

@@ -82,7 +82,8 @@ const PlatformSource = "platform"
 // CatalogInstallerServiceAccount is the ServiceAccount of every tenant
 // namespace that the application releases of PackageSource source install
 // as: "cozy-installer-<source>", holding exactly that catalog's declared
-// applications[].rules and Helm's release storage, so one catalog's charts
+// applications[].rules there and Helm's release storage in
+// ApplicationReleaseStorageNamespace, so one catalog's charts
 // never use another's rights. A source too long for a name is cut, with a
 // hash of the whole name appended.
 func CatalogInstallerServiceAccount(source string) string {
@@ -93,6 +94,25 @@ func CatalogInstallerServiceAccount(source string) string {
 	}
 	sum := sha256.Sum256([]byte(source))
 	return name[:limit-9] + "-" + hex.EncodeToString(sum[:4])
+}
+
+// ApplicationReleaseStorageNamespace is the namespace where Helm keeps the
+// release records of the applications of PackageSource source in tenant
+// namespace tenantNamespace (their HelmReleases' spec.storageNamespace):
+// "cozy-releases-app-<10 hex digits of the SHA-256 of tenantNamespace NUL
+// source>", a DNS label. Helm lists Secrets to find a release, and
+// Kubernetes cannot narrow a list by name, so the records live apart: the
+// catalog's installer reads Secrets only there, never every Secret of the
+// tenant namespace (README.md, "Tenants: who may do what"). It begins with
+// ReleaseStorageNamespacePrefix, which no catalog component may take
+// (ReservedNamespace), and has no "--<hash>" suffix, so it is never a
+// Package's storage namespace. cozystack-controller creates it
+// (platform/internal/controller/tenantrbac); cozystack-api names it in
+// the HelmRelease of every application it creates
+// (platform/internal/registry/application).
+func ApplicationReleaseStorageNamespace(tenantNamespace, source string) string {
+	sum := sha256.Sum256([]byte(tenantNamespace + "\x00" + source))
+	return ReleaseStorageNamespacePrefix + "app-" + hex.EncodeToString(sum[:])[:10]
 }
 
 // IsInstallerServiceAccount says whether name is one of the installer

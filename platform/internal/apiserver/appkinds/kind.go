@@ -95,6 +95,11 @@ type Release struct {
 	// other, and v1alpha1.InstallerServiceAccount (Helm's storage only)
 	// for a chart named by chartRef, which belongs to no catalog.
 	ServiceAccountName string
+	// Catalog is the PackageSource whose installer ServiceAccountName is
+	// (release.source), "" for the Tenant chart and a chart named by
+	// chartRef: a new application's release records go to
+	// v1alpha1.ApplicationReleaseStorageNamespace(namespace, Catalog).
+	Catalog string
 	// InstallDisableWait and UpgradeDisableWait skip Helm's wait.
 	InstallDisableWait bool
 	UpgradeDisableWait bool
@@ -163,9 +168,11 @@ func Compile(ad *v1alpha1.ApplicationDefinition) (*Kind, *Failure) {
 	k.Release.ServiceAccountName = v1alpha1.InstallerServiceAccount
 	if rel.Source != "" {
 		k.Release.ServiceAccountName = v1alpha1.CatalogInstallerServiceAccount(rel.Source)
+		k.Release.Catalog = rel.Source
 	}
 	if k.Kind == TenantKind && rel.Source == v1alpha1.PlatformSource && rel.Component == TenantComponent {
 		k.Release.ServiceAccountName = v1alpha1.TenantInstallerServiceAccount
+		k.Release.Catalog = ""
 	}
 	if in := rel.Install; in != nil {
 		k.Release.InstallTimeout, k.Release.InstallRetries, k.Release.InstallDisableWait = in.Timeout, in.Retries, in.DisableWait

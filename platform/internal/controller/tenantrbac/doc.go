@@ -10,7 +10,12 @@
 //   - per installed catalog (a ClusterRole labelled
 //     cozystack.io/installer-role, written by cozystack-operator), the
 //     ServiceAccount cozy-installer-<PackageSource> bound to it, which the
-//     releases of that catalog's applications install as; those of a
+//     releases of that catalog's applications install as, and the
+//     catalog's release storage namespace of this namespace
+//     (v1alpha1.ApplicationReleaseStorageNamespace, owned by the tenant
+//     Namespace), where that installer alone holds Helm's storage; Helm's
+//     storage in the namespace itself only while a release of the catalog
+//     keeps its records there (created before storage namespaces); those of a
 //     catalog that is gone (its role deleted by cozystack-operator once
 //     the catalog's PackageSource and definitions are gone) are deleted,
 //     and only those this package applied (metadata.managedFields);

@@ -2,9 +2,12 @@ package tenantrbac
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -79,10 +82,13 @@ func Setup(mgr ctrl.Manager) error {
 		return reqs
 	})
 	// An object of ours changed or went: its namespace again.
+	// What was written for a tenant namespace outside it (a release
+	// storage namespace and its RoleBinding, the ClusterRoleBinding)
+	// names it by labelNamespace.
 	toNamespace := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
-		ns := obj.GetNamespace()
+		ns := obj.GetLabels()[labelNamespace]
 		if ns == "" {
-			ns = obj.GetLabels()[labelNamespace]
+			ns = obj.GetNamespace()
 		}
 		if ns == "" {
 			return nil
@@ -109,16 +115,25 @@ func Setup(mgr ctrl.Manager) error {
 			!slices.Equal(e.ObjectOld.GetOwnerReferences(), e.ObjectNew.GetOwnerReferences())
 	}}
 	// A HelmRelease going from a terminating namespace may be its last.
-	releaseGoing := predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
+	// Where a release keeps its records, and as whom it installs, decide
+	// its installer's storage rights (storageGuests).
+	releases := predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return true },
 		GenericFunc: func(event.GenericEvent) bool { return false },
-		UpdateFunc:  func(e event.UpdateEvent) bool { return e.ObjectNew.GetDeletionTimestamp() != nil },
-		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, n := e.ObjectOld.(*helmv2.HelmRelease), e.ObjectNew.(*helmv2.HelmRelease)
+			return n.GetDeletionTimestamp() != nil || o.Spec.ServiceAccountName != n.Spec.ServiceAccountName ||
+				o.Spec.StorageNamespace != n.Spec.StorageNamespace
+		},
+		DeleteFunc: func(event.DeleteEvent) bool { return true },
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("tenant-rbac").
 		Watches(&rbacv1.ClusterRole{}, toTenants, builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&corev1.Namespace{}, withDescendants, builder.WithPredicates(isTenant, predicate.Or[client.Object](predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deleting))).
-		Watches(&helmv2.HelmRelease{}, toNamespace, builder.WithPredicates(releaseGoing)).
+		Watches(&helmv2.HelmRelease{}, toNamespace, builder.WithPredicates(releases)).
+		Watches(&corev1.Namespace{}, toNamespace, builder.WithPredicates(predicate.NewPredicateFuncs(func(obj client.Object) bool {
+			return obj.GetLabels()[labelNamespace] != "" && obj.GetLabels()[v1alpha1.LabelManagedBy] == v1alpha1.ManagedByController
+		}))).
 		Watches(&rbacv1.RoleBinding{}, toNamespace).
 		Watches(&rbacv1.ClusterRoleBinding{}, toNamespace).
 		Watches(&corev1.ServiceAccount{}, toNamespace).
@@ -238,6 +253,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		_, err := r.releaseFinalizers(ctx, ns.Name)
 		return reconcile.Result{}, err
 	}
+	if strings.HasPrefix(ns.Name, v1alpha1.ReleaseStorageNamespacePrefix) {
+		// A release storage namespace is never a tenant namespace; what
+		// it holds is its tenant namespace's.
+		return reconcile.Result{}, nil
+	}
 	if _, ok := ns.Labels[v1alpha1.LabelTenant]; !ok {
 		// No longer a tenant: no tenant group or installer keeps rights
 		// here.
@@ -258,7 +278,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	want := Objects(ns, append([]string{ns.Name}, ancestors...), installers)
+	guests, err := r.storageGuests(ctx, ns.Name, installers)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	want := Objects(ns, append([]string{ns.Name}, ancestors...), installers, guests)
 	for _, obj := range want {
 		if err := r.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 			return reconcile.Result{}, fmt.Errorf("apply %s %s in %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), ns.Name, err)
@@ -279,6 +303,43 @@ func (r *reconciler) installers(ctx context.Context) (map[string]string, error) 
 		if src := role.Annotations[v1alpha1.AnnotationPackageSource]; src != "" && role.DeletionTimestamp == nil {
 			out[src] = role.Name
 		}
+	}
+	return out, nil
+}
+
+// storageGuests returns, by namespace holding Helm's records, the catalogs
+// (PackageSource names, of installers) with a HelmRelease in tenant
+// namespace ns that installs as the catalog's installer and keeps its
+// records there, when that is not the catalog's own storage namespace:
+// ns itself (no spec.storageNamespace: a release created before release
+// storage namespaces, whose records are found only there), or another
+// catalog's storage namespace in ns (a release handed over to this
+// catalog, K1 "Who serves a kind", keeps where its records are).
+func (r *reconciler) storageGuests(ctx context.Context, ns string, installers map[string]string) (map[string][]string, error) {
+	var list helmv2.HelmReleaseList
+	if err := r.client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	bySA := map[string]string{}
+	for src := range installers {
+		bySA[v1alpha1.CatalogInstallerServiceAccount(src)] = src
+	}
+	out := map[string][]string{}
+	for _, hr := range list.Items {
+		src, ok := bySA[hr.Spec.ServiceAccountName]
+		if !ok {
+			continue
+		}
+		at := hr.Spec.StorageNamespace
+		if at == "" {
+			at = ns
+		}
+		if at != v1alpha1.ApplicationReleaseStorageNamespace(ns, src) && !slices.Contains(out[at], src) {
+			out[at] = append(out[at], src)
+		}
+	}
+	for k := range out {
+		slices.Sort(out[k])
 	}
 	return out, nil
 }
@@ -369,13 +430,20 @@ const labelCatalogInstaller = "cozystack.io/catalog-installer"
 
 // Objects returns what tenant namespace ns, with tenant chain chain (ns,
 // then its ancestors), holds when the catalogs' installer roles are
-// installers (ClusterRole name by PackageSource name): the four tenant
-// RoleBindings; per catalog, its installer ServiceAccount
-// (v1alpha1.CatalogInstallerServiceAccount) bound to its role; the
+// installers (ClusterRole name by PackageSource name) and guests names, by
+// namespace, the catalogs with releases whose Helm records are there but
+// not in their own storage namespace (storageGuests):
+// the four tenant RoleBindings; per catalog, its installer ServiceAccount
+// (v1alpha1.CatalogInstallerServiceAccount) bound to its role, its release
+// storage namespace (v1alpha1.ApplicationReleaseStorageNamespace, owned by
+// ns so collected after it, i.e. after its releases) with a RoleBinding
+// giving that installer, and those of its guests, Helm's storage there,
+// and, for a guest of ns only, a RoleBinding (LegacyStorageBinding) giving
+// it Helm's storage in ns too; the
 // installer of applications of no catalog (v1alpha1.InstallerServiceAccount,
 // Helm's storage only); and the Tenant chart's ServiceAccount, its
 // RoleBinding and its ClusterRoleBinding.
-func Objects(ns *corev1.Namespace, chain []string, installers map[string]string) []client.Object {
+func Objects(ns *corev1.Namespace, chain []string, installers map[string]string, guests map[string][]string) []client.Object {
 	managed := map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController}
 	// Each outlives the releases of the namespace (FinalizerTenantReleases).
 	meta := func(name string) metav1.ObjectMeta {
@@ -418,6 +486,30 @@ func Objects(ns *corev1.Namespace, chain []string, installers map[string]string)
 			&rbacv1.RoleBinding{TypeMeta: rbTypes, ObjectMeta: *m.DeepCopy(),
 				RoleRef: clusterRole(installers[source]), Subjects: []rbacv1.Subject{sa(name)}},
 		)
+		if slices.Contains(guests[ns.Name], source) {
+			l := *m.DeepCopy()
+			l.Name = LegacyStorageBinding(source)
+			out = append(out, &rbacv1.RoleBinding{TypeMeta: rbTypes, ObjectMeta: l,
+				RoleRef: clusterRole(HelmStorageRoleName), Subjects: []rbacv1.Subject{sa(name)}})
+		}
+		// No finalizer here: the storage namespace goes after ns (its
+		// owner), and a finalizer no one removes would keep it.
+		storage := v1alpha1.ApplicationReleaseStorageNamespace(ns.Name, source)
+		subjects := []rbacv1.Subject{sa(name)}
+		for _, g := range guests[storage] {
+			subjects = append(subjects, sa(v1alpha1.CatalogInstallerServiceAccount(g)))
+		}
+		storageLabels := map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController, labelNamespace: ns.Name}
+		storageAnnotations := map[string]string{v1alpha1.AnnotationPackageSource: source, annotationTenantNamespace: ns.Name}
+		out = append(out,
+			&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{
+				Name: storage, Labels: storageLabels, Annotations: storageAnnotations,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Namespace", Name: ns.Name, UID: ns.UID}},
+			}},
+			&rbacv1.RoleBinding{TypeMeta: rbTypes,
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: storage, Labels: storageLabels, Annotations: storageAnnotations},
+				RoleRef:    clusterRole(HelmStorageRoleName), Subjects: subjects},
+		)
 	}
 	crbLabels := map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController, labelNamespace: ns.Name}
 	out = append(out, &rbacv1.ClusterRoleBinding{
@@ -438,6 +530,25 @@ const (
 	HelmStorageRoleName     = "cozy:tenant:installer:helm-storage"
 	TenantInstallerRoleName = "cozy:tenant-installer"
 )
+
+// annotationTenantNamespace names, on a release storage namespace and its
+// RoleBinding, the exact tenant namespace they were written for (the label
+// labelNamespace selects; a label value could not hold every name).
+const annotationTenantNamespace = "cozystack.io/tenant-namespace"
+
+// LegacyStorageBinding is the RoleBinding, in a tenant namespace, giving
+// the installer of catalog source Helm's storage there while a release of
+// the catalog created before release storage namespaces keeps its records
+// there: "<installer>-helm-storage", cut with a hash when too long.
+func LegacyStorageBinding(source string) string {
+	const suffix, limit = "-helm-storage", 253
+	name := v1alpha1.CatalogInstallerServiceAccount(source)
+	if len(name)+len(suffix) <= limit {
+		return name + suffix
+	}
+	sum := sha256.Sum256([]byte(source))
+	return name[:limit-len(suffix)-9] + "-" + hex.EncodeToString(sum[:4]) + suffix
+}
 
 // TenantInstallerBindingName is the ClusterRoleBinding of tenant
 // namespace ns's cozy-tenant-installer: "cozy:tenant-installer:<ns>".

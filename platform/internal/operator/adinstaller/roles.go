@@ -12,7 +12,6 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
-	"cozystack.io/platform/internal/operator/rbac"
 )
 
 // TenantRoleName is the ClusterRole holding the rules catalog source
@@ -33,7 +32,7 @@ func InstallerRoleName(source string) string { return "cozy:catalog:" + source +
 // access level with rules, labelled v1alpha1.TenantRoleAggregationLabel
 // (so installing the catalog extends the platform's tenant roles with its
 // kinds), and, when the catalog has applications, InstallerRoleName with
-// every application's rules and rbac.HelmStorageRule, labelled
+// every application's rules (none may be), labelled
 // v1alpha1.InstallerRoleLabel (what the catalog's installer may create in
 // a tenant namespace). The rules are checked again here
 // (artifact.CheckApplicationRules, artifact.CheckTenantRoleRules against
@@ -66,7 +65,7 @@ func Roles(c *artifact.Catalog, source string, defs []*unstructured.Unstructured
 	}
 	var out []*unstructured.Unstructured
 	add := func(name, label string, rules []rbacv1.PolicyRule) error {
-		if len(rules) == 0 {
+		if rules == nil {
 			return nil
 		}
 		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{label: "true"}}, Rules: rules}
@@ -83,7 +82,16 @@ func Roles(c *artifact.Catalog, source string, defs []*unstructured.Unstructured
 		convErrs = append(convErrs, add(TenantRoleName(source, level), v1alpha1.TenantRoleAggregationLabel(level), byLevel[level]))
 	}
 	if len(c.Applications) > 0 {
-		convErrs = append(convErrs, add(InstallerRoleName(source), v1alpha1.InstallerRoleLabel, append([]rbacv1.PolicyRule{rbac.HelmStorageRule()}, installer...)))
+		// Helm's storage is not here: the release records of the
+		// catalog's applications live in their own namespace
+		// (v1alpha1.ApplicationReleaseStorageNamespace), where
+		// cozystack-controller grants it. The role exists even with no
+		// rules: it is what makes each tenant namespace hold the
+		// catalog's installer.
+		if installer == nil {
+			installer = []rbacv1.PolicyRule{}
+		}
+		convErrs = append(convErrs, add(InstallerRoleName(source), v1alpha1.InstallerRoleLabel, installer))
 	}
 	return out, errors.Join(convErrs...)
 }

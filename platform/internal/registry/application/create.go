@@ -11,6 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/stackgrow"
 )
 
@@ -75,6 +76,14 @@ func (r *REST) create(ctx context.Context, app *unstructured.Unstructured, creat
 			return nil, apierrors.NewInvalid(r.gvk().GroupKind(), app.GetName(), errs)
 		}
 		hr.Spec.ValuesFrom[0].Kind = r.valuesKind(app.GetNamespace())
+		// A new release of a catalog's application keeps Helm's records
+		// apart from the tenant namespace, where its installer reads no
+		// Secret (v1alpha1.ApplicationReleaseStorageNamespace). Only here:
+		// update keeps what the stored HelmRelease has, since changing it
+		// makes helm-controller uninstall and reinstall the release.
+		if src := r.kind.Release.Catalog; src != "" {
+			hr.Spec.StorageNamespace = v1alpha1.ApplicationReleaseStorageNamespace(app.GetNamespace(), src)
+		}
 		err = r.client.Create(ctx, hr, &client.CreateOptions{DryRun: dryRun, FieldManager: FieldManager, FieldValidation: backendFieldValidation})
 		if err == nil {
 			return r.fromHelmRelease(hr)
