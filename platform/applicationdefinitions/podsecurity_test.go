@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -70,12 +71,15 @@ func TestTenantNamespacePodSecurity(t *testing.T) {
 	// projected values.
 	setLevel := func(ctx context.Context, l string) {
 		t.Helper()
-		cv := &v1alpha1.ClusterValues{}
-		if err := c.Get(ctx, client.ObjectKey{Name: v1alpha1.ClusterValuesName}, cv); err != nil {
-			t.Fatal(err)
-		}
-		cv.Spec.PodSecurity.TenantLevel = l
-		if err := c.Update(ctx, cv); err != nil {
+		// cozystack-controller writes the object's status meanwhile.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cv := &v1alpha1.ClusterValues{}
+			if err := c.Get(ctx, client.ObjectKey{Name: v1alpha1.ClusterValuesName}, cv); err != nil {
+				return err
+			}
+			cv.Spec.PodSecurity.TenantLevel = l
+			return c.Update(ctx, cv)
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}
