@@ -488,9 +488,11 @@ func TestFormerTenantNamespaceIsUnbound(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitBound(t, ctx, c, "tenant-former")
-	if err := c.Get(ctx, client.ObjectKey{Name: "cozy:tenant-installer:tenant-former"}, &rbacv1.ClusterRoleBinding{}); err != nil {
-		t.Fatal(err)
-	}
+	// tenantrbac applies the ClusterRoleBinding after the namespace's
+	// objects waitBound sees (and after the release storage namespaces).
+	eventually(t, ctx, "the Tenant chart's ClusterRoleBinding for tenant-former", func() error {
+		return c.Get(ctx, client.ObjectKey{Name: "cozy:tenant-installer:tenant-former"}, &rbacv1.ClusterRoleBinding{})
+	})
 	orig := ns.DeepCopy()
 	delete(ns.Labels, v1alpha1.LabelTenant)
 	if err := c.Patch(ctx, ns, client.MergeFrom(orig)); err != nil {
