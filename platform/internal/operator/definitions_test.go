@@ -227,8 +227,20 @@ func TestCatalogExtendsTenantRoles(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		// Later tests of this control plane serve the same kinds
+		// (TestKindInUse: Doohickey): wait until the definitions and their
+		// policies are gone, instead of leaving them to another test.
 		for _, name := range []string{"gizmo", "doohickey"} {
-			_ = c.Delete(context.Background(), &v1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+			for _, o := range []client.Object{
+				&v1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}},
+				&admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name + "-names.example.org"}},
+				&admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name + "-names.example.org"}},
+			} {
+				if err := c.Delete(context.Background(), o); client.IgnoreNotFound(err) != nil {
+					t.Error(err)
+				}
+				waitGone(t, o)
+			}
 		}
 	})
 	// hasRule says whether ClusterRole name grants verb on resource.
