@@ -251,17 +251,40 @@ func (s *Schema) Default(spec map[string]any) {
 // lexical order.
 func (s *Schema) UnknownFields(spec map[string]any) []string {
 	var out []string
-	walkUnknown(s.raw, spec, field.NewPath("spec"), func(p *field.Path, _ map[string]any, _ string) {
+	walkUnknown(s.raw, spec, field.NewPath("spec"), nil, func(p *field.Path, _ []string, _ map[string]any, _ string) {
 		out = append(out, p.String())
 	})
 	sort.Strings(out)
 	return out
 }
 
+// UnknownField is a field of a spec the schema does not know.
+type UnknownField struct {
+	// Path is the field's path from spec ("spec.users[app].colour").
+	Path *field.Path
+	// Keys are the object keys from spec down to the field, so a JSON
+	// merge patch can name it; nil when an array lies on the way (a merge
+	// patch replaces arrays whole).
+	Keys []string
+	// Value is the field's value (nil for a JSON null).
+	Value any
+}
+
+// Unknown returns the fields UnknownFields reports with their values, in
+// the same order.
+func (s *Schema) Unknown(spec map[string]any) []UnknownField {
+	var out []UnknownField
+	walkUnknown(s.raw, spec, field.NewPath("spec"), []string{}, func(p *field.Path, keys []string, parent map[string]any, key string) {
+		out = append(out, UnknownField{Path: p, Keys: keys, Value: parent[key]})
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Path.String() < out[j].Path.String() })
+	return out
+}
+
 // Prune removes the fields UnknownFields reports and returns their paths.
 func (s *Schema) Prune(spec map[string]any) []string {
 	var out []string
-	walkUnknown(s.raw, spec, field.NewPath("spec"), func(p *field.Path, parent map[string]any, key string) {
+	walkUnknown(s.raw, spec, field.NewPath("spec"), nil, func(p *field.Path, _ []string, parent map[string]any, key string) {
 		out = append(out, p.String())
 		delete(parent, key)
 	})
@@ -269,7 +292,9 @@ func (s *Schema) Prune(spec map[string]any) []string {
 	return out
 }
 
-func walkUnknown(schema map[string]any, v any, path *field.Path, found func(*field.Path, map[string]any, string)) {
+// walkUnknown calls found for each field of v its schema does not know;
+// keys are the object keys down to v (nil below an array).
+func walkUnknown(schema map[string]any, v any, path *field.Path, keys []string, found func(*field.Path, []string, map[string]any, string)) {
 	switch t := v.(type) {
 	case map[string]any:
 		known := map[string]map[string]any{}
@@ -297,24 +322,28 @@ func walkUnknown(schema map[string]any, v any, path *field.Path, found func(*fie
 		free := !hasProps && additional == nil
 		for _, name := range sortedKeys(t) {
 			child := path.Child(name)
+			var sub []string
+			if keys != nil {
+				sub = append(slices.Clip(keys), name)
+			}
 			if ps, ok := known[name]; ok {
-				walkUnknown(ps, t[name], child, found)
+				walkUnknown(ps, t[name], child, sub, found)
 				continue
 			}
 			if additional != nil {
-				walkUnknown(additional, t[name], path.Key(name), found)
+				walkUnknown(additional, t[name], path.Key(name), sub, found)
 				continue
 			}
 			if open || free {
 				continue
 			}
-			found(child, t, name)
+			found(child, sub, t, name)
 		}
 	case []any:
 		for _, node := range valuesschema.Branches(schema) {
 			if items, ok := node["items"].(map[string]any); ok {
 				for i, x := range t {
-					walkUnknown(items, x, path.Index(i), found)
+					walkUnknown(items, x, path.Index(i), nil, found)
 				}
 			}
 		}

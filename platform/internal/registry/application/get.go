@@ -8,7 +8,9 @@ import (
 )
 
 // Get returns application name from the request namespace. options
-// (resourceVersion) go to the HelmRelease read unchanged.
+// (resourceVersion) go to the HelmRelease read unchanged. Stored fields
+// the kind's schema no longer declares are shown, each with a Warning
+// header (warnStoredKeys).
 func (r *REST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
 	hr, err := r.getHelmRelease(ctx, name, options)
 	if err != nil {
@@ -18,5 +20,6 @@ func (r *REST) Get(ctx context.Context, name string, options *metav1.GetOptions)
 	if err != nil {
 		return nil, err
 	}
+	warnStoredKeys(ctx, r.kind, app)
 	return app, nil
 }

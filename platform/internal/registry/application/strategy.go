@@ -163,12 +163,16 @@ func (s *strategy) generateName(base string) string {
 // validateSpec checks app's spec and leaves in app the spec to store:
 //   - top-level keys beginning with "_" are forbidden: the platform injects
 //     them (K1) and FromHelmRelease hides them;
-//   - unknown fields (appschema's structural rule) follow the request's
-//     field validation directive as for custom resources: "Strict" rejects
-//     them, "Warn" (and "", the Kubernetes default) prunes them with a
-//     Warning header, "Ignore" prunes them silently. On update, unknown
-//     fields the stored object already has are pruned with a warning even
-//     under Strict: the client may not have sent them (a patch);
+//   - unknown fields (appschema's structural rule) new in the request
+//     follow its field validation directive as for custom resources:
+//     "Strict" rejects them, "Warn" (and "", the Kubernetes default)
+//     prunes them with a Warning header, "Ignore" prunes them silently;
+//   - on update, a field the stored object holds that the kind's schema no
+//     longer declares (a catalog upgrade removed or renamed its key) is
+//     never pruned, whatever the directive: a spec still carrying it is
+//     refused (storedKeyError), one carrying it as null drops it, one
+//     without it stores without it (contract K4, "Stored values",
+//     contracts/schemas/v1alpha1/k4-values.md);
 //   - the spec with schema defaults applied must validate against the
 //     kind's schema, while the stored spec stays the user's (no defaults);
 //   - its x-kubernetes-validations (CEL) hold, transition rules against the
@@ -200,15 +204,21 @@ func (s *strategy) validateSpec(ctx context.Context, app, old *unstructured.Unst
 			}
 		}
 	}
-	for _, p := range s.kind.Schema.Prune(spec) {
+	for _, u := range s.kind.Schema.Unknown(spec) {
+		p := u.Path.String()
 		switch {
+		case stored[p]:
+			if u.Value != nil {
+				errs = append(errs, storedKeyError(s.kind, app, u))
+			}
 		case directive == metav1.FieldValidationIgnore:
-		case directive == metav1.FieldValidationStrict && !stored[p]:
-			errs = append(errs, field.Forbidden(field.NewPath(p), "unknown field"))
+		case directive == metav1.FieldValidationStrict:
+			errs = append(errs, field.Forbidden(u.Path, "unknown field"))
 		default:
 			warning.AddWarning(ctx, "", fmt.Sprintf("unknown field %q", p))
 		}
 	}
+	s.kind.Schema.Prune(spec)
 	app.Object["spec"] = spec
 
 	defaulted := runtime.DeepCopyJSON(spec)
