@@ -15,8 +15,9 @@
 //   - strategy.go: strategy, what an application must be, as
 //     apiextensions' customResourceStrategy is for a custom resource
 //     (PrepareForCreate, PrepareForUpdate, validateCreate, validateUpdate,
-//     names), with the rules of metadata.go, owners.go, hosts.go and
-//     tenants.go, and ConvertToTable;
+//     names), with the rules of metadata.go, owners.go, hosts.go,
+//     tenants.go and storedkeys.go (stored keys a schema change left
+//     undeclared), and ConvertToTable;
 //   - convert.go: HelmRelease <-> application (ToHelmRelease,
 //     FromHelmRelease, Status).
 //

@@ -159,7 +159,7 @@ func TestStoredKeys(t *testing.T) {
 	u = f.get("wide")
 	u.SetLabels(map[string]string{"team": "cache"})
 	_, _, err = f.rest.Update(f.ctx, "wide", rest.DefaultUpdatedObjectInfo(u), nil, nil, false, &metav1.UpdateOptions{})
-	if got := causes(t, err); !slices.Equal(got, []string{"spec.replicas"}) || !strings.Contains(err.Error(), "3") {
+	if got := causes(t, err); !slices.Equal(got, []string{"spec.replicas"}) || !strings.Contains(err.Error(), "spec.replicas: Invalid value: 5: maximum: got 5, want 3") {
 		t.Errorf("narrowed value: %v (causes %v), want 422 on spec.replicas naming the maximum", err, got)
 	}
 	if v := values(t, f.mustHelmRelease("wide")); v["replicas"] != float64(5) {
