@@ -175,8 +175,18 @@ func TestUpgradeCompat(t *testing.T) {
 	// The consent naming 2.0.0's digest installs it.
 	approve(v2.Manifest.Digest.String())
 	got = waitSource(t, "ucompat", "serving 2.0.0", serving("2.0.0"))
-	mustContain(t, "Ready message", ready(got.Status.Conditions).Message, "spec.approvedIncompatibleRevision",
-		"kind Cachebox (ApplicationDefinition cachebox): maxMemory renamed to memoryLimit, stored by 1 application in 1 namespace (ucompat-a: 1)")
+	mustContain(t, "Ready message", ready(got.Status.Conditions).Message, "installed with consent (spec.approvedIncompatibleRevision")
+	// The install's event names the applications that fail their next
+	// upgrade (later messages compare the new schemas with themselves).
+	eventually(t, "an event naming the applications installed with consent", func() error {
+		notes := eventNotes(t, "ucompat")
+		want := "installed with consent (spec.approvedIncompatibleRevision) although its schemas no longer accept stored values, so these applications fail their next upgrade until their values change: " +
+			"kind Cachebox (ApplicationDefinition cachebox): maxMemory renamed to memoryLimit, stored by 1 application in 1 namespace (ucompat-a: 1)"
+		if !strings.Contains(notes, want) {
+			return fmt.Errorf("the events say %q, want %q", notes, want)
+		}
+		return nil
+	})
 	eventually(t, "ApplicationDefinition cachebox of 2.0.0", func() error {
 		if err := c.Get(ctx, client.ObjectKey{Name: "cachebox"}, &ad); err != nil {
 			return err
@@ -188,5 +198,12 @@ func TestUpgradeCompat(t *testing.T) {
 	})
 	if got := chartServed(); got == chartBefore {
 		t.Errorf("the chart published with consent: still %q", got)
+	}
+	// The operator never rewrites stored values.
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cachebox-one"}, &hr); err != nil {
+		t.Fatal(err)
+	}
+	if hr.Spec.Values == nil || !strings.Contains(string(hr.Spec.Values.Raw), `"maxMemory":"128Mi"`) {
+		t.Errorf("the HelmRelease of %s/one after 2.0.0 installed stores %v, want maxMemory: 128Mi as before", ns, hr.Spec.Values)
 	}
 }

@@ -14,11 +14,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/artifact"
 	"cozystack.io/contracts/conformance"
 	"cozystack.io/platform/internal/appcount"
 	"cozystack.io/platform/internal/appschema"
 	"cozystack.io/platform/internal/operator/adinstaller"
 	"cozystack.io/platform/internal/operator/names"
+	"cozystack.io/platform/internal/operator/status"
 )
 
 // StoredValues is one existing application's values as its HelmRelease
@@ -285,4 +287,15 @@ func incompatible(ctx context.Context, c client.Reader, reader client.Reader, so
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
 	return out, nil
+}
+
+// incompatibleResult is the status of revision a, refused because
+// existing applications store values its schemas no longer accept
+// (kinds): what breaks, and the three ways on.
+func incompatibleResult(a *artifact.Artifact, kinds []Incompatibility) status.Result {
+	return status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonIncompatibleValues, Message: fmt.Sprintf(
+		"revision %s no longer accepts values existing applications store: %s; nothing of it was installed and the served kinds stay. "+
+			`Fix one of: the catalog keeps each old key one more version with "deprecated": true and maps it in its chart (contracts/schemas/v1alpha1/k4-values.md, "Across versions"); `+
+			"the tenants remove the keys from those applications; or set spec.approvedIncompatibleRevision to %s to install it anyway (those applications then fail their next upgrade)",
+		a.Revision(), DescribeIncompatible(kinds), a.Manifest.Digest)}
 }

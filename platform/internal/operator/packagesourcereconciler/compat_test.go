@@ -14,7 +14,9 @@ func TestCheckValues(t *testing.T) {
 		"tier":{"type":"string","enum":["small","medium","large"]},
 		"resources":{"type":"object","additionalProperties":false,"properties":{
 			"cpu":{"type":"string"},"disk":{"type":"integer"}}}}}`
-	app := func(ns, values string) StoredValues { return StoredValues{Namespace: ns, Name: "a", Values: []byte(values)} }
+	app := func(ns, values string) StoredValues {
+		return StoredValues{Namespace: ns, Name: "a", Values: []byte(values)}
+	}
 	for _, tc := range []struct {
 		name       string
 		next       string
