@@ -1,6 +1,7 @@
 package packagesourcereconciler
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -95,6 +96,19 @@ func TestCheckValues(t *testing.T) {
 				t.Errorf("namespaces (-want +got):\n%s", diff)
 			}
 		})
+	}
+	// Keys below arrays and maps are named as K4 names them.
+	const lists = `{"type":"object","additionalProperties":false,"properties":{
+		"users":{"type":"array","items":{"type":"object","additionalProperties":false,"properties":{"%s":{"type":"string"}}}},
+		"dbs":{"type":"object","additionalProperties":{"type":"object","additionalProperties":false,"properties":{"%s":{"type":"integer"}}}}}}`
+	got, _ := CheckValues(fmt.Sprintf(lists, "name", "size"), fmt.Sprintf(lists, "login", "sizeGi"),
+		[]StoredValues{app("t-a", `{"users":[{"name":"a"},{"name":"b"}],"dbs":{"main":{"size":1}}}`)})
+	want := []KeyChange{
+		{Path: "dbs.*.size", RenamedTo: "dbs.*.sizeGi", Problem: problemUndeclared, Applications: 1},
+		{Path: "users.[].name", RenamedTo: "users.[].login", Problem: problemUndeclared, Applications: 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("keys below arrays and maps (-want +got):\n%s", diff)
 	}
 	if got, _ := CheckValues(v1, v1, []StoredValues{app("t-a", `{"unknown":1}`)}); got != nil {
 		t.Errorf("an unchanged schema: %v, want nothing", got)
