@@ -75,8 +75,10 @@ spec:
 // ApplicationDefinition and the application's HelmRelease are
 // fingerprinted, and the chart served stays version 1's): Ready=False
 // IncompatibleValues naming the kind, both keys, the count and the
-// namespace. A consent naming another digest changes nothing; one naming
-// 2.0.0's digest installs it, and the condition says so.
+// namespace. A consent naming another digest changes nothing; a tag
+// rollback serves version 1 as it was; a consent naming 2.0.0's digest
+// installs it, the condition says so and the event names the
+// applications that fail their next upgrade.
 func TestUpgradeCompat(t *testing.T) {
 	start(t)
 	c := k(t)
@@ -172,8 +174,14 @@ func TestUpgradeCompat(t *testing.T) {
 	mustContain(t, "IncompatibleValues message", ready(got.Status.Conditions).Message, "maxMemory renamed to memoryLimit")
 	unchanged("with a consent to another digest")
 
+	// Rolled back: version 1 is served as it was.
+	patchTag(t, "ucompat", "1.0.0")
+	waitSource(t, "ucompat", "serving 1.0.0 again", serving("1.0.0"))
+	unchanged("across the rollback")
+
 	// The consent naming 2.0.0's digest installs it.
 	approve(v2.Manifest.Digest.String())
+	patchTag(t, "ucompat", "2.0.0")
 	got = waitSource(t, "ucompat", "serving 2.0.0", serving("2.0.0"))
 	mustContain(t, "Ready message", ready(got.Status.Conditions).Message, "installed with consent (spec.approvedIncompatibleRevision")
 	// The install's event names the applications that fail their next
