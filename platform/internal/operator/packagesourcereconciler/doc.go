@@ -22,7 +22,10 @@
 //     release prefixes), no kind name shadowing a resource the cluster
 //     serves (shadow.go, from discovery), and no kind dropped while
 //     applications of it exist unless spec.kindRemoval is Terminate
-//     (adinstaller.InUse; contract K1, "Lifecycle of a kind").
+//     (adinstaller.InUse; contract K1, "Lifecycle of a kind"), and no
+//     changed schema of a served kind refusing the values its existing
+//     applications store unless spec.approvedIncompatibleRevision names
+//     the revision's digest (compat.go, CheckValues).
 //  4. Publish, then install: the revision's charts are served (package
 //     artifactserver) with one ExternalArtifact per application and per
 //     component a Package of the source enables (demand.go) in

@@ -255,7 +255,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err == nil && len(inUse) > 0 && ps.Spec.KindRemoval != v1alpha1.KindRemovalTerminate {
 			err = errInUse
 		}
+		// A revision whose schemas no longer accept values existing
+		// applications store waits, unless the operator consented to its
+		// digest (spec.approvedIncompatibleRevision; README.md, "Catalog
+		// delivery").
+		var broken []Incompatibility
+		if err == nil {
+			broken, err = incompatible(ctx, r.Client, r.APIReader, ps.Name, objs)
+		}
+		consented := ps.Spec.ApprovedIncompatibleRevision == served.Manifest.Digest.String()
+		if err == nil && len(broken) > 0 && !consented {
+			err = errIncompatible
+		}
 		switch {
+		case errors.Is(err, errIncompatible):
+			result = incompatibleResult(served, broken)
 		case errors.Is(err, errInUse):
 			result = status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonKindInUse,
 				Message: fmt.Sprintf("revision %s drops %s; nothing of it was installed and the served kinds stay: delete those applications, or set spec.kindRemoval to Terminate to remove the kinds now (no new applications of them; the existing ones are served until deleted)",
@@ -290,6 +304,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				}
 				if len(inUse) > 0 {
 					result.Message += fmt.Sprintf("; removed with spec.kindRemoval Terminate while in use, served as Terminating until their applications are deleted: %s", adinstaller.DescribeInUse(inUse))
+				}
+				// Once installed, the served schemas are the new ones and
+				// nothing differs: the event of the install names the
+				// applications, later messages point at it.
+				switch {
+				case len(broken) > 0:
+					result.Message += fmt.Sprintf("; installed with consent (spec.approvedIncompatibleRevision) although its schemas no longer accept stored values, so these applications fail their next upgrade until their values change: %s", DescribeIncompatible(broken))
+				case consented:
+					result.Message += "; installed with consent (spec.approvedIncompatibleRevision names this revision): the applications whose stored values its schemas do not accept fail their next upgrade until those values change (the events of this PackageSource name them)"
 				}
 			}
 		}
@@ -593,6 +616,10 @@ func installObjects(served *artifact.Artifact, source string) ([]*unstructured.U
 // errInUse marks a revision that would drop kinds still in use
 // (adinstaller.InUse) while spec.kindRemoval is Wait.
 var errInUse = errors.New("kinds in use")
+
+// errIncompatible marks a revision whose schemas no longer accept values
+// existing applications store (incompatible), without consent.
+var errIncompatible = errors.New("incompatible values")
 
 // errBound marks what the artifact declares wrongly: refused, never
 // retried as a transient error.
