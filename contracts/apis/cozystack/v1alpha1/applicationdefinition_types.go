@@ -30,6 +30,12 @@ const (
 	// namespaces.
 	ReasonTerminating       = "Terminating"
 	ReasonInvalidSchema     = "InvalidSchema"
+	// ReasonUnpublishableSchema: Served=False for an openAPISchema that
+	// validates but that the kind's OpenAPI document cannot carry (a $ref,
+	// patternProperties...): kubectl explain and kubectl's validation
+	// would not know the kind's fields. The message names the keyword and
+	// the fix (k1-application.md, "Published OpenAPI").
+	ReasonUnpublishableSchema = "UnpublishableSchema"
 	ReasonInvalidAnnotation = "InvalidAnnotation"
 	ReasonPluralConflict    = "PluralConflict"
 	ReasonKindConflict      = "KindConflict"
