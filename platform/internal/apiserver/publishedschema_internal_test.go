@@ -3,8 +3,8 @@ package apiserver
 import (
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/adfixtures"
