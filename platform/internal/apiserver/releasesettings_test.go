@@ -137,4 +137,3 @@ func TestChangedReleaseSettingsReachExistingApplications(t *testing.T) {
 		t.Errorf("application after the sync: spec.size %d, labels %v, annotations %v", size, got.GetLabels(), got.GetAnnotations())
 	}
 }
-
