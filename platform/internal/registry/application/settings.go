@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,7 +26,8 @@ import (
 // application's writes (FieldManager).
 const SettingsFieldManager = "cozystack-api-release-settings"
 
-// settingsPageSize bounds the HelmReleases one list call returns.
+// settingsPageSize bounds the HelmReleases one list call returns, unless
+// SettingsSync.PageSize says otherwise.
 const settingsPageSize = 250
 
 // releaseSettings are the fields of an application's HelmRelease that its
@@ -116,6 +118,13 @@ type SettingsSync struct {
 	// Retry is how long a failed pass waits before it is run again;
 	// default 5s.
 	Retry time.Duration
+	// Recheck is how long after a pass that patched HelmReleases their
+	// kinds are looked at once more, default 90s: longer than a request
+	// (60s), so an application write already in flight with the earlier
+	// settings when the kind changed is corrected too.
+	Recheck time.Duration
+	// PageSize is the limit of each list call; default settingsPageSize.
+	PageSize int64
 
 	mu      sync.Mutex
 	pending *appkinds.Set
@@ -123,6 +132,8 @@ type SettingsSync struct {
 	// synced holds the settings each kind's HelmReleases were last
 	// brought to.
 	synced map[string]releaseSettings
+	// rechecked are the kinds the pending recheck lists again.
+	rechecked []string
 }
 
 // Update hands the sync a new set of served kinds; it never blocks.
@@ -152,7 +163,12 @@ func (s *SettingsSync) Run(ctx context.Context) {
 	if retry == 0 {
 		retry = 5 * time.Second
 	}
+	recheck := s.Recheck
+	if recheck == 0 {
+		recheck = 90 * time.Second
+	}
 	var last *appkinds.Set
+	var again <-chan time.Time
 	for {
 		var timer <-chan time.Time
 		if last != nil {
@@ -166,21 +182,48 @@ func (s *SettingsSync) Run(ctx context.Context) {
 			last = s.pending
 			s.mu.Unlock()
 		case <-timer:
+		case <-again:
+			again = nil
+			s.forget(s.rechecked)
+			s.rechecked = nil
+			s.mu.Lock()
+			last = s.pending
+			s.mu.Unlock()
 		}
 		if last == nil {
 			continue
 		}
-		if err := s.Sync(ctx, last); err != nil {
+		patched, err := s.sync(ctx, last)
+		if err != nil {
 			klog.ErrorS(err, "applying release settings to existing applications; retrying", "after", retry)
 			continue
 		}
+		if len(patched) > 0 {
+			s.rechecked, again = append(s.rechecked, patched...), time.After(recheck)
+		}
 		last = nil
+	}
+}
+
+// forget drops what was synced for kinds, so that the next pass lists
+// them again.
+func (s *SettingsSync) forget(kinds []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range kinds {
+		delete(s.synced, k)
 	}
 }
 
 // Sync patches the HelmReleases of every served kind of set whose
 // settings differ from those it last synced.
 func (s *SettingsSync) Sync(ctx context.Context, set *appkinds.Set) error {
+	_, err := s.sync(ctx, set)
+	return err
+}
+
+// sync is Sync; patched are the kinds it patched HelmReleases of.
+func (s *SettingsSync) sync(ctx context.Context, set *appkinds.Set) (patched []string, err error) {
 	var errs []error
 	for _, k := range set.Served() {
 		want := kindSettings(k)
@@ -197,6 +240,7 @@ func (s *SettingsSync) Sync(ctx context.Context, set *appkinds.Set) error {
 		}
 		if n > 0 {
 			klog.InfoS("applied the kind's release settings to existing applications", "kind", k.Kind, "helmReleases", n)
+			patched = append(patched, k.Kind)
 		}
 		s.mu.Lock()
 		if s.synced == nil {
@@ -205,7 +249,7 @@ func (s *SettingsSync) Sync(ctx context.Context, set *appkinds.Set) error {
 		s.synced[k.Kind] = want
 		s.mu.Unlock()
 	}
-	return errors.Join(errs...)
+	return patched, errors.Join(errs...)
 }
 
 // syncKind patches the HelmReleases of kind k whose settings are not want
@@ -214,7 +258,7 @@ func (s *SettingsSync) syncKind(ctx context.Context, k *appkinds.Kind, want rele
 	patched := 0
 	opts := []client.ListOption{
 		client.MatchingLabels{v1alpha1.LabelApplicationKind: k.Kind, v1alpha1.LabelApplicationGroup: appkinds.Group},
-		client.Limit(settingsPageSize),
+		client.Limit(cmp.Or(s.PageSize, settingsPageSize)),
 	}
 	for cont := ""; ; {
 		var list helmv2.HelmReleaseList
