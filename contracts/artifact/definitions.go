@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/valuesschema"
 )
 
 // DefinitionsDir is the catalog directory holding the definition files:
@@ -223,6 +224,9 @@ func (r objectRef) String() string { return fmt.Sprintf("%s, document %d", r.fil
 //   - an ApplicationDefinition's spec.application plural, singular and
 //     shortNames are no built-in resource's name or short name
 //     (CheckNames, builtins.go);
+//   - an ApplicationDefinition's spec.application.openAPISchema has an
+//     OpenAPI v3 form the application API publishes
+//     (CheckPublishedSchema: valuesschema.OpenAPI);
 //   - a ValidatingAdmissionPolicy matches only the catalog's own kinds:
 //     spec.matchConstraints.resourceRules is not empty, each rule's
 //     apiGroups is exactly [apps.cozystack.io] and its resources are
@@ -328,6 +332,7 @@ func CheckDefinitions(c *Catalog, defs []Definition) error {
 			}
 			report(t.ref, t.obj, CheckDefinitionRelease(c, t.ad.Spec.Release))
 			report(t.ref, t.obj, CheckNames(app))
+			report(t.ref, t.obj, CheckPublishedSchema(app))
 		case t.obj.GroupVersionKind() == policyGVK:
 			// Also one that did not decode: its bindings are not
 			// reported as unbound.
@@ -489,4 +494,22 @@ func checkPolicy(policy *admissionv1.ValidatingAdmissionPolicy, plurals map[stri
 		}
 	}
 	return errs
+}
+
+// CheckPublishedSchema refuses an openAPISchema that the application API
+// cannot publish as the kind's OpenAPI v3 schema (valuesschema.OpenAPI:
+// a $ref, patternProperties...): it would not serve the kind (Served=False,
+// reason UnpublishableSchema). A schema that is not a JSON object is the
+// API's to report (InvalidSchema) and passes here.
+func CheckPublishedSchema(app v1alpha1.ApplicationDefinitionApplication) field.ErrorList {
+	var doc map[string]any
+	dec := json.NewDecoder(strings.NewReader(app.OpenAPISchema))
+	dec.UseNumber()
+	if strings.TrimSpace(app.OpenAPISchema) == "" || dec.Decode(&doc) != nil {
+		return nil
+	}
+	if _, err := valuesschema.OpenAPI(doc); err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "application", "openAPISchema"), field.OmitValueType{}, err.Error())}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -187,6 +188,19 @@ func (c *adCheck) checkOpenAPISchema(a *ad) []Finding {
 			}
 		}
 	})
+	// The application API publishes the schema as the kind's OpenAPI
+	// (kubectl explain); one it cannot publish disables the kind
+	// (Served=False, UnpublishableSchema).
+	if _, err := valuesschema.OpenAPI(doc.(map[string]any)); err != nil {
+		var oe *valuesschema.OpenAPIError
+		var ptr []string
+		if errors.As(err, &oe) {
+			ptr = pointerSegments(oe.Pointer)
+		}
+		out = append(out, a.schemaFinding("K1-openapi-schema", Error, ptr, err.Error(),
+			"write the schema in the keywords OpenAPI v3 carries, as k1-application.md (Published OpenAPI) lists them"))
+		return append(out, checkDefaults(a, doc)...)
+	}
 	// The application API evaluates x-kubernetes-validations as
 	// kube-apiserver does for CRDs; a rule that cannot run would disable
 	// the kind (Served=False, InvalidSchema).

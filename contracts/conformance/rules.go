@@ -18,7 +18,7 @@ var Rules = []Rule{
 	{"REQ-contract-window", "REQ", "the contract version of minPlatformVersion is N-1 or N of the platform's N (schemas.Table.Accepts)"},
 	{"K1-decode", "K1", "every ApplicationDefinition file decodes strictly (no unknown or duplicate field)"},
 	{"K1-schema", "K1", "every ApplicationDefinition is valid under k1-application.schema.json"},
-	{"K1-openapi-schema", "K1", "openAPISchema is a JSON Schema 2020-12 document valid under the K1 meta-schema ($defs/valuesSchema): known x-cozystack-* keywords only, options sources known, on string fields"},
+	{"K1-openapi-schema", "K1", "openAPISchema is a JSON Schema 2020-12 document valid under the K1 meta-schema ($defs/valuesSchema): known x-cozystack-* keywords only, options sources known, on string fields; an OpenAPI v3 form the API publishes (valuesschema.OpenAPI: no $ref, patternProperties)"},
 	{"K1-default", "K1", "every default in openAPISchema is valid under its own subschema"},
 	{"K1-cel-rule", "K1", "every x-kubernetes-validations rule in openAPISchema compiles (CEL of CRD validation rules, on a structural schema), as the application API evaluates them"},
 	{"K1-release-prefix", "K1", "HelmRelease names <prefix><name> of two kinds cannot collide: no empty prefix, no prefix that starts another"},

@@ -47,12 +47,20 @@ func CompileRules(doc string) (*Rules, error) {
 	if !strings.Contains(doc, "x-kubernetes-validations") {
 		return nil, nil
 	}
-	var v1 apiextensionsv1.JSONSchemaProps
-	if err := json.Unmarshal([]byte(doc), &v1); err != nil {
-		return nil, &RuleError{Err: fmt.Errorf("the schema does not read as an OpenAPI v3 schema, which CEL rules need: %w", err)}
+	var raw map[string]any
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, &RuleError{Err: fmt.Errorf("the schema is not a JSON object: %w", err)}
+	}
+	// The rules run on the schema the kind publishes, as kube-apiserver
+	// runs a CRD's on its OpenAPI schema.
+	v1, err := OpenAPI(raw)
+	if err != nil {
+		return nil, &RuleError{Err: fmt.Errorf("the schema has no OpenAPI v3 form, which CEL rules need: %w", err)}
 	}
 	var internal apiextensions.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&v1, &internal, nil); err != nil {
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v1, &internal, nil); err != nil {
 		return nil, &RuleError{Err: err}
 	}
 	s, err := structuralschema.NewStructural(&internal)

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
@@ -122,16 +121,13 @@ func (o *OpenAPI) Update(set *appkinds.Set) error {
 }
 
 // CRDFor describes kind k as a namespaced custom resource whose spec is the
-// AD's schema and whose status is free-form. Keywords the CRD schema type
-// does not know (x-cozystack-*) are dropped; a schema that does not fit it
-// at all becomes a free-form object.
+// AD's schema as OpenAPI v3 publishes it (appschema.Schema.OpenAPI, the
+// rule of valuesschema.OpenAPI: a kind whose schema has none is not
+// served) and whose status is free-form.
 func CRDFor(k *appkinds.Kind) *apiextensionsv1.CustomResourceDefinition {
 	props := freeForm()
-	if raw, err := json.Marshal(k.Schema.Raw()); err == nil {
-		var p apiextensionsv1.JSONSchemaProps
-		if err := json.Unmarshal(raw, &p); err == nil {
-			props = p
-		}
+	if p := k.Schema.OpenAPI(); p != nil {
+		props = *p.DeepCopy()
 	}
 	return crdWithSpec(k, props)
 }

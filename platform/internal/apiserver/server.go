@@ -137,6 +137,7 @@ type Server struct {
 	watcher         *adwatcher.Watcher
 	cache           cache.Cache
 	releases        *application.ReleaseCache
+	settings        *application.SettingsSync
 	sharedInformers informers.SharedInformerFactory
 }
 
@@ -251,11 +252,15 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 			return RegisterLocal(hctx, c, reg)
 		})
 	}
+	s.settings = &application.SettingsSync{Client: c}
 	s.watcher = &adwatcher.Watcher{Cache: adCache, Client: c, Applications: releases, OnChange: func(set *appkinds.Set) {
 		if err := apps.Update(set); err != nil {
 			klog.ErrorS(err, "updating the served application kinds")
 			return
 		}
+		// A changed kind's release settings reach its existing
+		// applications (contract K1, "Release settings").
+		s.settings.Update(set)
 		if err := openapi.Update(set); err != nil {
 			klog.ErrorS(err, "updating the OpenAPI documents of the application kinds")
 		}
@@ -285,6 +290,7 @@ func (s *Server) Run(ctx context.Context) error {
 			s.sharedInformers.Start(hctx.Done())
 		}
 		go s.releases.Run(hctx)
+		go s.settings.Run(hctx)
 		go func() {
 			if err := s.cache.Start(hctx); err != nil {
 				klog.ErrorS(err, "ApplicationDefinition cache stopped")

@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"cozystack.io/contracts/valuesschema"
@@ -27,6 +28,7 @@ type Schema struct {
 	raw      map[string]any
 	compiled *jsonschema.Schema
 	rules    *valuesschema.Rules
+	openAPI  *apiextensionsv1.JSONSchemaProps
 }
 
 // SyntaxError reports an openAPISchema that is not a JSON object.
@@ -49,8 +51,9 @@ func (e *CompileError) Unwrap() error { return e.Err }
 
 // Compile parses and compiles doc, the openAPISchema string of an AD. An
 // empty doc is the schema of a free-form object. Errors are *SyntaxError,
-// *CompileError or, for x-kubernetes-validations that cannot run,
-// *valuesschema.RuleError.
+// *CompileError, *valuesschema.OpenAPIError for a schema the kind's
+// OpenAPI document cannot carry (valuesschema.OpenAPI) or, for
+// x-kubernetes-validations that cannot run, *valuesschema.RuleError.
 func Compile(doc string) (*Schema, error) {
 	if strings.TrimSpace(doc) == "" {
 		doc = `{"type":"object"}`
@@ -78,14 +81,22 @@ func Compile(doc string) (*Schema, error) {
 	if err != nil {
 		return nil, &CompileError{Err: err}
 	}
+	openAPI, err := valuesschema.OpenAPI(obj)
+	if err != nil {
+		return nil, err
+	}
 	rules, err := valuesschema.CompileRules(doc)
 	if err != nil {
 		return nil, err
 	}
 	// Defaults are copied into objects: keep them in the unstructured
 	// value types (int64, float64) the API machinery uses.
-	return &Schema{raw: normalize(obj).(map[string]any), compiled: compiled, rules: rules}, nil
+	return &Schema{raw: normalize(obj).(map[string]any), compiled: compiled, rules: rules, openAPI: openAPI}, nil
 }
+
+// OpenAPI returns the schema as the kind's OpenAPI v3 document publishes
+// it (valuesschema.OpenAPI). Callers must not modify it.
+func (s *Schema) OpenAPI() *apiextensionsv1.JSONSchemaProps { return s.openAPI }
 
 // ValidateRules evaluates the schema's x-kubernetes-validations
 // (valuesschema.Rules) on spec, old being the current spec on update and nil

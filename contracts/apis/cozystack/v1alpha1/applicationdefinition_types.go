@@ -28,14 +28,20 @@ const (
 	// that no application of it can be created, until the last is deleted
 	// (FinalizerApplications). The message names their count and
 	// namespaces.
-	ReasonTerminating       = "Terminating"
-	ReasonInvalidSchema     = "InvalidSchema"
-	ReasonInvalidAnnotation = "InvalidAnnotation"
-	ReasonPluralConflict    = "PluralConflict"
-	ReasonKindConflict      = "KindConflict"
-	ReasonInvalidPrefix     = "InvalidPrefix"
-	ReasonInvalidRelease    = "InvalidRelease"
-	ReasonInvalidNames      = "InvalidNames"
+	ReasonTerminating   = "Terminating"
+	ReasonInvalidSchema = "InvalidSchema"
+	// ReasonUnpublishableSchema: Served=False for an openAPISchema that
+	// validates but that the kind's OpenAPI document cannot carry (a $ref,
+	// patternProperties...): kubectl explain and kubectl's validation
+	// would not know the kind's fields. The message names the keyword and
+	// the fix (k1-application.md, "Published OpenAPI").
+	ReasonUnpublishableSchema = "UnpublishableSchema"
+	ReasonInvalidAnnotation   = "InvalidAnnotation"
+	ReasonPluralConflict      = "PluralConflict"
+	ReasonKindConflict        = "KindConflict"
+	ReasonInvalidPrefix       = "InvalidPrefix"
+	ReasonInvalidRelease      = "InvalidRelease"
+	ReasonInvalidNames        = "InvalidNames"
 )
 
 // FinalizerApplications is the finalizer cozystack-api puts on every

@@ -1,6 +1,7 @@
 package appkinds
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/valuesschema"
 	"cozystack.io/platform/internal/appschema"
 )
 
@@ -136,6 +138,9 @@ func Compile(ad *v1alpha1.ApplicationDefinition) (*Kind, *Failure) {
 		k.Incumbent = true
 	}
 	schema, err := appschema.Compile(app.OpenAPISchema)
+	if oe := (*valuesschema.OpenAPIError)(nil); errors.As(err, &oe) {
+		return nil, &Failure{Reason: v1alpha1.ReasonUnpublishableSchema, Message: err.Error()}
+	}
 	if err != nil {
 		return nil, &Failure{Reason: v1alpha1.ReasonInvalidSchema, Message: err.Error()}
 	}
