@@ -372,3 +372,53 @@ func leftovers(t *testing.T) map[string][]string {
 	}
 	return out
 }
+
+// TestRemovedCatalogKeepsStorageWithRecords: the release storage
+// namespace of a removed catalog in a tenant namespace stays while it
+// holds a Helm release record (one handed over to another catalog keeps
+// its records there, K1 "Who serves a kind"), though the catalog's
+// installer goes.
+func TestRemovedCatalogKeepsStorageWithRecords(t *testing.T) {
+	start(t)
+	startTenantRBAC(t)
+	c := k(t)
+	ctx := ctxT(t)
+	const (
+		src    = "rmkeep"
+		def    = "rmkeepgizmo"
+		tenant = "tenant-rmk"
+	)
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant, Labels: map[string]string{v1alpha1.LabelTenant: "rmk"}}})
+	push(t, appCatalog(t, src, "1.0.0", map[string]string{def: "Rmkeepgizmo"}), "e2e/"+src, "1.0.0")
+	ps := ociSource(src, "e2e/"+src, "1.0.0")
+	create(t, ps)
+	waitSource(t, src, "Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
+	storage := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ApplicationReleaseStorageNamespace(tenant, src)}}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), storage) })
+	eventually(t, "the release storage namespace "+storage.Name, func() error {
+		return c.Get(ctx, client.ObjectKeyFromObject(storage), storage)
+	})
+	record := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: storage.Name, Name: "sh.helm.release.v1.handed-over.v1",
+		Labels: map[string]string{"owner": "helm", "name": "handed-over"}}, Type: helmReleaseSecretType}
+	if err := c.Create(ctx, record); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, ps); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, ps)
+	if err := c.Delete(ctx, &v1alpha1.ApplicationDefinition{ObjectMeta: metav1.ObjectMeta{Name: def}}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: v1alpha1.CatalogInstallerServiceAccount(src)}})
+	// The reconcile that deleted the installer would delete it next:
+	// it is still there, not deleting, a while after.
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(storage), storage); err != nil || !storage.DeletionTimestamp.IsZero() {
+			t.Fatalf("release storage namespace %s holding a Helm record, after its catalog went: %v, deleting %v; want it kept", storage.Name, err, storage.DeletionTimestamp)
+		}
+	}
+}
+
+// helmReleaseSecretType is the type of Helm's release records.
+const helmReleaseSecretType = "helm.sh/release.v1"
