@@ -215,7 +215,9 @@ func TestCheckChartPath(t *testing.T) {
 }
 
 // The catalog.yaml example in README.md is a valid catalog, so the
-// document cannot drift from the schema.
+// document cannot drift from the schema, and vendors no cozy-lib as a
+// library of the catalog: K5 takes cozy-lib only as the platform's OCI
+// chart, vendored in each chart (contracts/schemas/v1alpha1/k5-cozy-lib.md).
 func TestReadmeExampleIsValid(t *testing.T) {
 	data, err := os.ReadFile("README.md")
 	if err != nil {
@@ -233,5 +235,10 @@ func TestReadmeExampleIsValid(t *testing.T) {
 	}
 	if err := c.Validate(); err != nil {
 		t.Fatalf("README.md example: %v", err)
+	}
+	for _, lib := range c.Libraries {
+		if strings.Contains(lib.Path, "cozy-lib") {
+			t.Errorf("README.md example: libraries names %s, a layout K5 forbids", lib.Path)
+		}
 	}
 }

@@ -140,9 +140,9 @@ func newPushLib() *cobra.Command {
 		Use:   "push-lib <library.tgz> <host/repository>",
 		Short: "Publish a packaged library chart to an OCI registry, as helm push does",
 		Long: `Push-lib publishes a library chart archive (from cozypkg package) as a Helm OCI
-chart, tagged with its version: push-lib cozy-lib-0.1.0.tgz localhost:5000/cozystack/charts/cozy-lib
-makes it oci://localhost:5000/cozystack/charts/cozy-lib:0.1.0, which the catalogs'
-Chart.yaml name (repository oci://localhost:5000/cozystack/charts). The table is
+chart, tagged with its version: push-lib cozy-lib-0.1.0.tgz 127.0.0.1:15000/cozystack/charts/cozy-lib
+makes it oci://127.0.0.1:15000/cozystack/charts/cozy-lib:0.1.0, which the catalogs'
+Chart.yaml name (repository oci://127.0.0.1:15000/cozystack/charts). The table is
 "<host/repository>:<version>@<manifest digest>".`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

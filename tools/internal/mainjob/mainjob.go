@@ -172,8 +172,16 @@ func (j *job) installCRDs(ctx context.Context) error {
 	return localcp.ApplyCRDs(ctx, j.cfg.Kube, list...)
 }
 
+// ChartsRepository is where the main job publishes the platform's
+// library charts on registry (host:port): cozy-lib (K5) is the Helm OCI
+// chart oci://<ChartsRepository>/cozy-lib:<version>, and a catalog chart
+// names oci://<ChartsRepository> as its cozy-lib dependency's repository
+// (contracts/schemas/v1alpha1/k5-cozy-lib.md). With `cozystack-local up`'s
+// fixed ports registry is 127.0.0.1:15000.
+func ChartsRepository(registry string) string { return registry + "/cozystack/charts" }
+
 // publish pushes cozy-lib, the platform's library chart (K5), as the Helm
-// OCI chart <registry>/cozystack/charts/cozy-lib:<version> that catalogs pin,
+// OCI chart ChartsRepository/cozy-lib:<version> that catalogs pin,
 // and builds each catalog directory into an OCI artifact pushed to
 // <registry>/cozystack/<name>:<version>.
 func (j *job) publish(ctx context.Context) error {
@@ -181,7 +189,8 @@ func (j *job) publish(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cozy-lib: %w", err)
 	}
-	libRepo, err := remote.NewRepository(fmt.Sprintf("%s/cozystack/charts/%s", j.cfg.Registry, lib.Name))
+	libRef := ChartsRepository(j.cfg.Registry) + "/" + lib.Name
+	libRepo, err := remote.NewRepository(libRef)
 	if err != nil {
 		return err
 	}
@@ -190,7 +199,7 @@ func (j *job) publish(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cozy-lib: %w", err)
 	}
-	j.printf("  pushed %s/cozystack/charts/%s:%s %s", j.cfg.Registry, lib.Name, lib.Version, desc.Digest)
+	j.printf("  pushed %s:%s %s", libRef, lib.Version, desc.Digest)
 	for _, cat := range catalogs {
 		repo, err := remote.NewRepository(fmt.Sprintf("%s/cozystack/%s", j.cfg.Registry, cat.name))
 		if err != nil {

@@ -18,7 +18,9 @@
 //     keeps its records there (created before storage namespaces); those of a
 //     catalog that is gone (its role deleted by cozystack-operator once
 //     the catalog's PackageSource and definitions are gone) are deleted,
-//     and only those this package applied (metadata.managedFields);
+//     and only those this package applied (metadata.managedFields), its
+//     storage namespace too unless it still holds a Helm release record
+//     (a release handed over to another catalog keeps its records there);
 //   - the ServiceAccount cozy-installer, which releases of applications of
 //     no catalog install as, bound to Helm's release storage only;
 //   - the ServiceAccount cozy-tenant-installer, which the releases of the

@@ -14,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -345,13 +346,52 @@ func (r *reconciler) storageGuests(ctx context.Context, ns string, installers ma
 }
 
 // prune deletes the catalog installers (ServiceAccount and RoleBinding)
-// of namespace ns that want no longer holds: their catalog went.
+// of namespace ns that want no longer holds: their catalog went. So goes
+// such a catalog's release storage namespace of ns (pruneStorage).
 func (r *reconciler) prune(ctx context.Context, ns string, want []client.Object) error {
 	keep := map[string]bool{}
 	for _, o := range want {
 		keep[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName()] = true
 	}
-	return r.deleteWritten(ctx, ns, client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController, labelCatalogInstaller: "true"}, keep)
+	if err := r.deleteWritten(ctx, ns, client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController, labelCatalogInstaller: "true"}, keep); err != nil {
+		return err
+	}
+	return r.pruneStorage(ctx, ns, keep)
+}
+
+// helmReleaseType is the Secret type of Helm's release records.
+const helmReleaseType = "helm.sh/release.v1"
+
+// pruneStorage deletes the release storage namespaces this package
+// created for tenant namespace ns (v1alpha1.ApplicationReleaseStorageNamespace)
+// that keep does not hold, their catalog being gone, unless one still
+// holds a Helm release record: a release handed over to another catalog
+// keeps its records where they are (K1, "Who serves a kind"), so its
+// storage namespace stays until the tenant namespace goes.
+func (r *reconciler) pruneStorage(ctx context.Context, ns string, keep map[string]bool) error {
+	var list corev1.NamespaceList
+	if err := r.client.List(ctx, &list, client.MatchingLabels{v1alpha1.LabelManagedBy: v1alpha1.ManagedByController, labelNamespace: ns}); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		s := &list.Items[i]
+		if keep["Namespace/"+s.Name] || !strings.HasPrefix(s.Name, v1alpha1.ReleaseStorageNamespacePrefix) ||
+			s.Annotations[v1alpha1.AnnotationPackageSource] == "" || s.DeletionTimestamp != nil || !appliedHere(s) {
+			continue
+		}
+		var records corev1.SecretList
+		if err := r.reader.List(ctx, &records, client.InNamespace(s.Name), client.Limit(1),
+			client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("type", helmReleaseType)}); err != nil {
+			return fmt.Errorf("list Helm's records in %s: %w", s.Name, err)
+		}
+		if len(records.Items) > 0 {
+			continue
+		}
+		if err := r.client.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete release storage namespace %s of %s: %w", s.Name, ns, err)
+		}
+	}
+	return nil
 }
 
 // unbind deletes what this package wrote for namespace ns: its
