@@ -1,0 +1,62 @@
+package conformance
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"cozystack.io/contracts/artifact"
+)
+
+// definitionsRule is the rule that runs artifact.CheckDefinitions.
+const definitionsRule = "CAT-definitions"
+
+// checkDefinitions runs on the catalog's definition files and its
+// applications' tenantRoles the check cozypkg build, artifact.Pull and the
+// operator make (artifact.CheckDefinitions: tenant roles name only the
+// plurals of the catalog's own ApplicationDefinitions, policies match only
+// its kinds, each provided kind has its definition), so what conformance
+// passes builds: one rule, written once, in contracts/artifact
+// (README.md, "Definitions"). One finding per error; a source without
+// definitions (an artifact built without them) is not checked here.
+func checkDefinitions(src *Source) []Finding {
+	if src.Catalog == nil || !src.HasADs {
+		return nil
+	}
+	var defs []artifact.Definition
+	for _, d := range src.ADs {
+		objs, err := artifact.DecodeDefinitionFile(d.File, d.Data)
+		if err != nil {
+			continue // K1-decode reports it
+		}
+		i := slices.IndexFunc(defs, func(x artifact.Definition) bool { return x.Path == d.File })
+		if i < 0 {
+			defs = append(defs, artifact.Definition{Path: d.File})
+			i = len(defs) - 1
+		}
+		defs[i].Objects = append(defs[i].Objects, objs...)
+	}
+	err := artifact.CheckDefinitions(src.Catalog, defs)
+	if err == nil {
+		return nil
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	var out []Finding
+	for _, e := range errs {
+		msg := e.Error()
+		file := artifact.CatalogFile
+		if head, _, ok := strings.Cut(msg, ", document "); ok && !strings.Contains(head, ":") {
+			file = head
+		}
+		out = append(out, Finding{RuleID: definitionsRule, Severity: Error, File: file, Message: msg,
+			Fix: fmt.Sprintf("change what the message names: cozypkg build and the operator refuse the catalog with the same error (%s)", errorsSource)})
+	}
+	return out
+}
+
+// errorsSource names where the rule is written, for fix texts.
+const errorsSource = "artifact.CheckDefinitions, contracts/artifact/README.md"
+
