@@ -59,4 +59,3 @@ func checkDefinitions(src *Source) []Finding {
 
 // errorsSource names where the rule is written, for fix texts.
 const errorsSource = "artifact.CheckDefinitions, contracts/artifact/README.md"
-
