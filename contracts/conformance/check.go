@@ -68,7 +68,7 @@ func Check(src *Source, opts Options) (*Report, error) {
 		}) {
 			r.Skipped = append(r.Skipped, definitionsRule+": not run while K1 or CAT-catalog errors stand (cozypkg build would refuse the catalog for them)")
 		} else {
-			r.add(checkDefinitions(src)...)
+			r.add(checkDefinitions(src, catPos)...)
 		}
 	} else {
 		r.Skipped = append(r.Skipped, "K1, K6: the artifact carries no ApplicationDefinitions (no definitions layers: its catalog has no applicationdefinitions/, or an older cozypkg built it); check the catalog directory for them")

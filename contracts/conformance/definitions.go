@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -19,7 +20,7 @@ const definitionsRule = "CAT-definitions"
 // passes builds: one rule, written once, in contracts/artifact
 // (README.md, "Definitions"). One finding per error; a source without
 // definitions (an artifact built without them) is not checked here.
-func checkDefinitions(src *Source) []Finding {
+func checkDefinitions(src *Source, catPos positions) []Finding {
 	if src.Catalog == nil || !src.HasADs {
 		return nil
 	}
@@ -47,15 +48,24 @@ func checkDefinitions(src *Source) []Finding {
 	var out []Finding
 	for _, e := range errs {
 		msg := e.Error()
-		file := artifact.CatalogFile
+		f := Finding{RuleID: definitionsRule, Severity: Error, File: artifact.CatalogFile}
 		if head, _, ok := strings.Cut(msg, ", document "); ok && !strings.Contains(head, ":") {
-			file = head
+			f.File = head
+		} else if m := catalogField.FindStringSubmatch(msg); m != nil {
+			// "catalog.yaml: applications[0].tenantRoles.view[0].resources[0]: ..."
+			f.Path = m[1]
+			f.Line = catPos.line(strings.FieldsFunc(m[1], func(r rune) bool { return r == '.' || r == '[' || r == ']' })...)
+			msg = strings.TrimPrefix(msg, m[0])
 		}
-		out = append(out, Finding{RuleID: definitionsRule, Severity: Error, File: file, Message: msg,
-			Fix: fmt.Sprintf("change what the message names: cozypkg build and the operator refuse the catalog with the same error (%s)", errorsSource)})
+		f.Message = msg
+		f.Fix = fmt.Sprintf("change what the message names: cozypkg build and the operator refuse the catalog with the same error (%s)", errorsSource)
+		out = append(out, f)
 	}
 	return out
 }
+
+// catalogField matches the field an error about catalog.yaml names.
+var catalogField = regexp.MustCompile(`^catalog\.yaml: ([A-Za-z0-9_.\[\]]+): `)
 
 // errorsSource names where the rule is written, for fix texts.
 const errorsSource = "artifact.CheckDefinitions, contracts/artifact/README.md"
