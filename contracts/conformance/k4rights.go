@@ -9,7 +9,9 @@ package conformance
 // needs to store a release. So an object the chart renders
 // fails the install with "forbidden" when it is cluster-scoped, in
 // another namespace, or of a resource the rules do not grant with the
-// verbs Helm uses.
+// verbs Helm uses; so does an object Helm's readiness wait reads more
+// for, as the same installer (waitReads: a Deployment's ReplicaSets),
+// when the rules do not grant those with readVerbs.
 //
 // The rule renders each application chart as Helm would install it: its
 // default values (values.yaml and its dependencies') with the K2 values of
