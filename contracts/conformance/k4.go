@@ -55,7 +55,7 @@ func valuesSchemaFindings(c *loadedChart, application bool) []Finding {
 	}
 	if root["patternProperties"] != nil || root["x-kubernetes-preserve-unknown-fields"] == true {
 		out = append(out, f("K4-root", nil, "the root admits keys beyond its properties (patternProperties or x-kubernetes-preserve-unknown-fields)",
-			"list every top-level key in properties"))
+			"remove patternProperties and x-kubernetes-preserve-unknown-fields from the root, and list every top-level key in properties"))
 	}
 	props, _ := root["properties"].(map[string]any)
 	for _, k := range PlatformKeys {

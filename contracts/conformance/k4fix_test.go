@@ -156,6 +156,23 @@ var k4FixCases = []fixCase{
 		follow: func(t *testing.T, dir string, _ conformance.Finding) {
 			editSchema(t, dir, func(root map[string]any) { root["type"], root["additionalProperties"] = "object", false })
 		}},
+	{rule: "K4-root", fixSays: "remove patternProperties and x-kubernetes-preserve-unknown-fields from the root",
+		broken: func(t *testing.T) (string, string) {
+			return seed(t, []edit{{File: schemaFile, Replace: "  \"additionalProperties\": false,\n  \"properties\"", With: "  \"additionalProperties\": false,\n  \"patternProperties\": {\"^x-\": {\"type\": \"string\", \"maxLength\": 8}},\n  \"properties\""}}, nil, nil), ""
+		},
+		follow: func(t *testing.T, dir string, _ conformance.Finding) {
+			editSchema(t, dir, func(root map[string]any) {
+				delete(root, "patternProperties")
+				delete(root, "x-kubernetes-preserve-unknown-fields")
+			})
+		}},
+	{rule: "K4-unbounded", fixSays: `add "maxItems"`,
+		broken: func(t *testing.T) (string, string) {
+			return seed(t, []edit{{File: schemaFile, Replace: "\"users\": {\n", With: "\"zones\": {\"description\": \"Zones.\", \"type\": \"array\", \"items\": {\"type\": \"string\", \"maxLength\": 63}, \"default\": []},\n    \"users\": {\n"}}, nil, nil), ""
+		},
+		follow: func(t *testing.T, dir string, f conformance.Finding) {
+			editSchema(t, dir, func(root map[string]any) { at(t, root, f.Path)["maxItems"] = 16 })
+		}},
 	{rule: "K4-open-object", fixSays: `set "additionalProperties": false`,
 		broken: func(t *testing.T) (string, string) {
 			return seed(t, []edit{{File: schemaFile, Replace: "        \"additionalProperties\": false,\n        \"properties\": {\n          \"password\"", With: "        \"properties\": {\n          \"password\""}}, nil, nil), ""
