@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"cozystack.io/contracts/schemas"
 )
@@ -59,6 +61,15 @@ func Check(src *Source, opts Options) (*Report, error) {
 			return nil, err
 		}
 		r.add(adc.checkADs(src.ADs, src.Catalog, catPos, charts)...)
+		// The check build makes covers the K1 rules' ground too: run it
+		// once they pass, so that one mistake is one finding.
+		if slices.ContainsFunc(r.Findings, func(f Finding) bool {
+			return f.Severity == Error && (strings.HasPrefix(f.RuleID, "K1-") || f.RuleID == "CAT-catalog")
+		}) {
+			r.Skipped = append(r.Skipped, definitionsRule+": not run while K1 or CAT-catalog errors stand (cozypkg build would refuse the catalog for them)")
+		} else {
+			r.add(checkDefinitions(src, catPos)...)
+		}
 	} else {
 		r.Skipped = append(r.Skipped, "K1, K6: the artifact carries no ApplicationDefinitions (no definitions layers: its catalog has no applicationdefinitions/, or an older cozypkg built it); check the catalog directory for them")
 	}

@@ -26,7 +26,13 @@
 // (k4rights.go: its defaults and K2 values, its crds/) and checks every
 // object against what the release's installer may create: namespaced, in
 // the release's namespace, of a resource the application's rules in
-// catalog.yaml grant with the verbs Helm uses.
+// catalog.yaml grant with the verbs Helm uses, and those rules grant what
+// Helm's readiness wait reads for it (a Deployment's ReplicaSets).
+//
+// CAT-definitions (definitions.go) runs artifact.CheckDefinitions, the
+// check cozypkg build and the operator make of the definitions and tenant
+// roles, and K5-pin artifact.CheckCozyLibPin, which build applies too: a
+// catalog that passes conformance is not refused by build for them.
 //
 // The checks read only this module's embedded contract files, so a result
 // depends on the catalog, the platform version and the contracts module's

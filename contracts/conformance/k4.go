@@ -55,7 +55,7 @@ func valuesSchemaFindings(c *loadedChart, application bool) []Finding {
 	}
 	if root["patternProperties"] != nil || root["x-kubernetes-preserve-unknown-fields"] == true {
 		out = append(out, f("K4-root", nil, "the root admits keys beyond its properties (patternProperties or x-kubernetes-preserve-unknown-fields)",
-			"list every top-level key in properties"))
+			"remove patternProperties and x-kubernetes-preserve-unknown-fields from the root, and list every top-level key in properties"))
 	}
 	props, _ := root["properties"].(map[string]any)
 	for _, k := range PlatformKeys {
@@ -197,7 +197,10 @@ func declaredKeys(doc any, skip []string) []schemaKey {
 }
 
 // checkK4Diff reports keys of the previous version's values schemas that
-// the current version removed or renamed, chart by published name.
+// the current version removed or renamed, chart by published name, unless
+// the previous version marked the key (or a key it is under)
+// "deprecated": true: the retirement path of k4-values.md, one version
+// deprecated, then removed.
 func checkK4Diff(cur, prev *Source, curCharts, prevCharts chartSet) []Finding {
 	if cur.Catalog == nil || prev.Catalog == nil {
 		return nil
@@ -221,8 +224,12 @@ func checkK4Diff(cur, prev *Source, curCharts, prevCharts chartSet) []Finding {
 			has[pointer(k.ptr...)] = k
 		}
 		old := map[string]bool{}
+		var deprecated []string // old keys marked "deprecated": true
 		for _, k := range oldKeys {
 			old[pointer(k.ptr...)] = true
+			if k.schema["deprecated"] == true {
+				deprecated = append(deprecated, pointer(k.ptr...))
+			}
 		}
 		var removed []string
 		for _, k := range oldKeys {
@@ -231,9 +238,12 @@ func checkK4Diff(cur, prev *Source, curCharts, prevCharts chartSet) []Finding {
 				continue
 			}
 			if slices.ContainsFunc(removed, func(r string) bool { return strings.HasPrefix(ptr, r+"/") }) {
-				continue // below a key already reported
+				continue // below a key already reported or retired
 			}
 			removed = append(removed, ptr)
+			if slices.ContainsFunc(deprecated, func(d string) bool { return d == ptr || strings.HasPrefix(ptr, d+"/") }) {
+				continue // retired: the previous version deprecated it (or a key it is under)
+			}
 			line := c.schemaPos.line(append(pointerSegments(k.parent), "properties")...)
 			renamed := ""
 			for _, n := range newKeys {
@@ -246,12 +256,12 @@ func checkK4Diff(cur, prev *Source, curCharts, prevCharts chartSet) []Finding {
 				out = append(out, Finding{RuleID: "K4-key-renamed", Severity: Error, File: c.schemaFile(), Line: line, Path: ptr,
 					Message: fmt.Sprintf("%s (version %s) is renamed to %s in version %s: objects that set %s stop validating on upgrade (the schema now refuses the key)",
 						valuePath(k.ptr), prev.Catalog.Version, valuePath(append(pointerSegments(k.parent), "properties", renamed)), cur.Catalog.Version, valuePath(k.ptr)),
-					Fix: fmt.Sprintf("keep %s (\"deprecated\": true) beside %s for one version and map it in the chart, or migrate stored objects before the upgrade", k.name, renamed)})
+					Fix: fmt.Sprintf("keep %s with \"deprecated\": true beside %s for one version (the chart maps it to %s), then remove it in the next: a key the previous version deprecated may go", k.name, renamed, renamed)})
 				continue
 			}
 			out = append(out, Finding{RuleID: "K4-key-removed", Severity: Error, File: c.schemaFile(), Line: line, Path: ptr,
 				Message: fmt.Sprintf("%s (version %s) is removed in version %s: objects that set it stop validating on upgrade", valuePath(k.ptr), prev.Catalog.Version, cur.Catalog.Version),
-				Fix:     fmt.Sprintf("keep %s with \"deprecated\": true for one version (the API warns on its use), then remove it", k.name)})
+				Fix:     fmt.Sprintf("keep %s with \"deprecated\": true for one version (the API warns on its use), then remove it in the next: a key the previous version deprecated may go", k.name)})
 		}
 	}
 	return out

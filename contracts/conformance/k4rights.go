@@ -9,7 +9,9 @@ package conformance
 // needs to store a release. So an object the chart renders
 // fails the install with "forbidden" when it is cluster-scoped, in
 // another namespace, or of a resource the rules do not grant with the
-// verbs Helm uses.
+// verbs Helm uses; so does an object Helm's readiness wait reads more
+// for, as the same installer (waitReads: a Deployment's ReplicaSets),
+// when the rules do not grant those with readVerbs.
 //
 // The rule renders each application chart as Helm would install it: its
 // default values (values.yaml and its dependencies') with the K2 values of
@@ -76,6 +78,28 @@ const (
 // for it), creates it, patches or replaces it on upgrade and deletes it on
 // uninstall.
 var helmVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+
+// readVerbs are the verbs asked for a resource Helm reads but the chart
+// does not render.
+var readVerbs = []string{"get", "list", "watch"}
+
+// waitReads returns the resources Helm's readiness wait reads, as the
+// release's installer, to decide that an object of gvk is ready, beyond
+// the object itself (helm.sh/helm/v3 pkg/kube ready.go, ReadyChecker; the
+// wait helm-controller runs unless the release says disableWait): a
+// Deployment's ReplicaSets (deploymentutil.GetNewReplicaSet lists them),
+// the Pods of a ReplicaSet or a ReplicationController. Pods, Jobs,
+// StatefulSets, DaemonSets, PersistentVolumeClaims and Services are read
+// themselves only.
+func waitReads(gvk schema.GroupVersionKind) []schema.GroupResource {
+	switch gvk.GroupKind() {
+	case schema.GroupKind{Group: "apps", Kind: "Deployment"}, schema.GroupKind{Group: "extensions", Kind: "Deployment"}:
+		return []schema.GroupResource{{Group: "apps", Resource: "replicasets"}}
+	case schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}, schema.GroupKind{Group: "extensions", Kind: "ReplicaSet"}, schema.GroupKind{Kind: "ReplicationController"}:
+		return []schema.GroupResource{{Resource: "pods"}}
+	}
+	return nil
+}
 
 // exampleK2 returns _cluster and _namespace as cozystack-controller
 // projects them into a tenant namespace from a ClusterValues holding its
@@ -277,16 +301,10 @@ func applicationRights(i int, app v1alpha1.PackageApplication, c *loadedChart, m
 	var out []Finding
 	// gaps are the resources the rules do not grant, in order of first
 	// object, each with the objects that need it.
-	type gap struct {
-		at       Finding
-		gvk      schema.GroupVersionKind
-		resource string
-		known    bool
-		missing  []string
-		objects  []string
-	}
 	var gaps []*gap
 	byResource := map[schema.GroupResource]*gap{}
+	// rendered are the resources the chart renders that the rules grant.
+	rendered := map[schema.GroupResource]bool{}
 	for _, o := range objs {
 		gvk, name, ns := o.meta()
 		f := Finding{RuleID: rightsRule, Severity: Error, File: o.file, Line: kindLine(c, o.file, gvk.Kind), Path: gvk.Kind + "/" + name}
@@ -320,14 +338,16 @@ func applicationRights(i int, app v1alpha1.PackageApplication, c *loadedChart, m
 			g.objects = append(g.objects, gvk.Kind+" "+name)
 			continue
 		}
-		missing := missingVerbs(app.Rules, gvk.Group, resource)
+		missing := missingVerbs(app.Rules, gvk.Group, resource, helmVerbs)
 		if len(missing) == 0 && known {
+			rendered[gr] = true
 			continue
 		}
 		g := &gap{at: f, gvk: gvk, resource: resource, known: known, missing: missing, objects: []string{gvk.Kind + " " + name}}
 		byResource[gr] = g
 		gaps = append(gaps, g)
 	}
+	out = append(out, waitReadFindings(app, at, objs, rendered, byResource, installer, c)...)
 	for _, g := range gaps {
 		f := g.at
 		objects := fmt.Sprintf("%s (%s)", strings.Join(g.objects, ", "), g.gvk.GroupVersion())
@@ -364,6 +384,63 @@ func applicationRights(i int, app v1alpha1.PackageApplication, c *loadedChart, m
 	return out, nil
 }
 
+// waitReadFindings returns one finding per resource Helm's readiness
+// wait reads for the objects of objs (waitReads) that the rules do not
+// grant with readVerbs, at the first object that needs it. A resource the
+// chart renders itself is checked with helmVerbs already (rendered, when
+// granted, or gaps).
+func waitReadFindings(app v1alpha1.PackageApplication, at string, objs []renderedObject, rendered map[schema.GroupResource]bool,
+	gaps map[schema.GroupResource]*gap, installer string, c *loadedChart) []Finding {
+	type need struct {
+		at      Finding
+		gr      schema.GroupResource
+		objects []string
+	}
+	var needs []*need
+	byResource := map[schema.GroupResource]*need{}
+	for _, o := range objs {
+		gvk, name, _ := o.meta()
+		for _, gr := range waitReads(gvk) {
+			if rendered[gr] || gaps[gr] != nil {
+				continue
+			}
+			if n := byResource[gr]; n != nil {
+				n.objects = append(n.objects, gvk.Kind+" "+name)
+				continue
+			}
+			n := &need{at: Finding{RuleID: rightsRule, Severity: Error, File: o.file, Line: kindLine(c, o.file, gvk.Kind), Path: gvk.Kind + "/" + name},
+				gr: gr, objects: []string{gvk.Kind + " " + name}}
+			byResource[gr] = n
+			needs = append(needs, n)
+		}
+	}
+	var out []Finding
+	for _, n := range needs {
+		missing := missingVerbs(app.Rules, n.gr.Group, n.gr.Resource, readVerbs)
+		if len(missing) == 0 {
+			continue
+		}
+		f := n.at
+		want := rbacv1.PolicyRule{APIGroups: []string{n.gr.Group}, Resources: []string{n.gr.Resource}, Verbs: readVerbs}
+		f.Message = fmt.Sprintf("the chart of application %s renders %s: Helm waits for it to be ready by reading %s (%s) as the release's installer (%s), and %s do not grant %s the verbs %s, so the install fails with forbidden",
+			app.Name, strings.Join(n.objects, ", "), n.gr.Resource, groupName(n.gr.Group), installer, at, n.gr.Resource, strings.Join(missing, ", "))
+		f.Fix = fmt.Sprintf("add %s to %s in catalog.yaml", ruleYAML(want), at)
+		out = append(out, f)
+	}
+	return out
+}
+
+// gap is a resource the chart renders that the rules do not grant fully
+// (or that is of an unknown kind), with the objects of it.
+type gap struct {
+	at       Finding
+	gvk      schema.GroupVersionKind
+	resource string
+	known    bool
+	missing  []string
+	objects  []string
+}
+
 // groupName names an API group in messages: "core" for "".
 func groupName(g string) string {
 	if g == "" {
@@ -372,10 +449,10 @@ func groupName(g string) string {
 	return g
 }
 
-// missingVerbs returns the verbs of helmVerbs that no rule grants on
+// missingVerbs returns the verbs of want that no rule grants on
 // group/resource. A rule restricted to resourceNames grants nothing here:
-// create cannot be restricted by name.
-func missingVerbs(rules []rbacv1.PolicyRule, group, resource string) []string {
+// create and list cannot be restricted by name.
+func missingVerbs(rules []rbacv1.PolicyRule, group, resource string, want []string) []string {
 	granted := map[string]bool{}
 	for _, r := range rules {
 		if len(r.ResourceNames) > 0 || !(slices.Contains(r.APIGroups, group) || slices.Contains(r.APIGroups, "*")) ||
@@ -387,7 +464,7 @@ func missingVerbs(rules []rbacv1.PolicyRule, group, resource string) []string {
 		}
 	}
 	var out []string
-	for _, v := range helmVerbs {
+	for _, v := range want {
 		if !granted[v] && !granted["*"] {
 			out = append(out, v)
 		}

@@ -70,7 +70,7 @@ func TestMissingVerbs(t *testing.T) {
 		{"by name only", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"x"}, Verbs: all}}, all},
 		{"wildcards", []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}, nil},
 	} {
-		if got := missingVerbs(tc.rules, "", "secrets"); !slices.Equal(got, tc.want) {
+		if got := missingVerbs(tc.rules, "", "secrets", helmVerbs); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: missing %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -6,11 +6,12 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"cozystack.io/contracts/artifact"
 	"cozystack.io/contracts/schemas"
 )
 
 // CozyLib is the name of the platform's library chart (K5).
-const CozyLib = "cozy-lib"
+const CozyLib = artifact.CozyLib
 
 // checkK5 checks the cozy-lib pin of every chart that includes a cozy-lib
 // helper, and that only public helpers are included.
@@ -80,19 +81,13 @@ func checkPin(c *loadedChart, uses bool, platformVersion string) []Finding {
 	at := func(field string) (int, string) {
 		return c.chartPos.line("dependencies", fmt.Sprint(idx), field), fmt.Sprintf("dependencies[%d].%s", idx, field)
 	}
-	if !strings.HasPrefix(d.Repository, "oci://") {
-		line, path := at("repository")
-		out = append(out, Finding{RuleID: "K5-pin", Severity: Error, File: file, Line: line, Path: path,
-			Message: fmt.Sprintf("cozy-lib comes from %q: a catalog takes it only as the OCI chart the platform publishes, never from a path into the platform or another repository", d.Repository),
-			Fix:     "set repository to oci://<registry>/cozystack/charts"})
+	// The rule cozypkg build applies too (artifact.CheckCozyLibPin).
+	for _, p := range artifact.CheckCozyLibPin(d.Repository, d.Version, platformVersion) {
+		line, path := at(p.Field)
+		out = append(out, Finding{RuleID: "K5-pin", Severity: Error, File: file, Line: line, Path: path, Message: p.Message, Fix: p.Fix})
 	}
-	v, err := semver.StrictNewVersion(d.Version)
-	if err != nil {
-		line, path := at("version")
-		out = append(out, Finding{RuleID: "K5-pin", Severity: Error, File: file, Line: line, Path: path,
-			Message: fmt.Sprintf("cozy-lib version %q is not one exact version: a range lets the build pick a library the catalog was never tested with", d.Version),
-			Fix:     fmt.Sprintf("pin one version, e.g. %s", platformVersion)})
-	} else if pv, err := semver.StrictNewVersion(platformVersion); err == nil && v.GreaterThan(pv) {
+	v, err := semver.StrictNewVersion(d.Version) // not exact: reported above
+	if pv, perr := semver.StrictNewVersion(platformVersion); err == nil && perr == nil && v.GreaterThan(pv) {
 		line, path := at("version")
 		out = append(out, Finding{RuleID: "K5-pin-version", Severity: Error, File: file, Line: line, Path: path,
 			Message: fmt.Sprintf("cozy-lib %s is newer than platform %s: it is published by a newer platform and may read cluster values %s does not write", d.Version, platformVersion, platformVersion),

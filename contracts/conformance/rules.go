@@ -14,6 +14,7 @@ type Rule struct {
 var Rules = []Rule{
 	{"CAT-catalog", "CAT", "catalog.yaml decodes strictly and passes the artifact format's validation (contracts/artifact)"},
 	{"CAT-chart", "CAT", "every chart catalog.yaml names loads, and its templates parse"},
+	{"CAT-definitions", "CAT", "the ApplicationDefinitions, their policies and the applications' tenantRoles pass the check cozypkg build and the operator make (artifact.CheckDefinitions): tenant roles name only the plurals of the catalog's own ApplicationDefinitions"},
 	{"REQ-min-platform-version", "REQ", "minPlatformVersion is not newer than the platform version checked against"},
 	{"REQ-contract-window", "REQ", "the contract version of minPlatformVersion is N-1 or N of the platform's N (schemas.Table.Accepts)"},
 	{"K1-decode", "K1", "every ApplicationDefinition file decodes strictly (no unknown or duplicate field)"},

@@ -183,6 +183,19 @@ func TestBuildErrors(t *testing.T) {
 		{"dependency neither vendored nor a library", func(t *testing.T, dir string) {
 			write(t, dir, "charts/echo/Chart.yaml", "apiVersion: v2\nname: echo\nversion: 0.2.0\ndependencies:\n- name: cozy-lib\n  version: 1.0.0\n  repository: oci://ghcr.io/cozystack/charts\n")
 		}, build.Options{}, `dependency "cozy-lib" (repository "oci://ghcr.io/cozystack/charts") is not vendored in charts/: run ` + "`helm dependency build`"},
+		// cozy-lib as a library of the catalog, by path: what conformance
+		// refuses (K5-pin) build refuses too, with the same rule.
+		{"cozy-lib from a file:// library", func(t *testing.T, dir string) {
+			if err := os.MkdirAll(filepath.Join(dir, "lib/cozy-lib"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			write(t, dir, "lib/cozy-lib/Chart.yaml", "apiVersion: v2\nname: cozy-lib\ntype: library\nversion: 0.1.0\n")
+			write(t, dir, "catalog.yaml", strings.Replace(readFile(t, filepath.Join(dir, "catalog.yaml")), "libraries:\n", "libraries:\n  - path: lib/cozy-lib\n", 1))
+			write(t, dir, "charts/echo/Chart.yaml", "apiVersion: v2\nname: echo\nversion: 0.2.0\ndependencies:\n- name: cozy-lib\n  version: 0.1.0\n  repository: file://../../lib/cozy-lib\n")
+		}, build.Options{}, `chart charts/echo: Chart.yaml dependencies[0].repository: cozy-lib comes from "file://../../lib/cozy-lib": a catalog takes it only as the OCI chart the platform publishes`},
+		{"cozy-lib at a range of versions", func(t *testing.T, dir string) {
+			write(t, dir, "charts/echo/Chart.yaml", "apiVersion: v2\nname: echo\nversion: 0.2.0\ndependencies:\n- name: cozy-lib\n  version: \">=0.1.0\"\n  repository: oci://ghcr.io/cozystack/charts\n")
+		}, build.Options{}, `dependencies[0].version: cozy-lib version ">=0.1.0" is not one exact version`},
 		{"file dependency outside the libraries", func(t *testing.T, dir string) {
 			write(t, dir, "catalog.yaml", strings.Replace(readFile(t, filepath.Join(dir, "catalog.yaml")), "libraries:\n  - path: lib/demo-lib\n", "", 1))
 		}, build.Options{}, "lib/demo-lib is not a library of the catalog: add {path: lib/demo-lib} to libraries"},

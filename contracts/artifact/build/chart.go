@@ -1,6 +1,7 @@
 package build
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+
+	"cozystack.io/contracts/artifact"
 )
 
 // chartDir is the absolute directory of the chart at rel (a chart path,
@@ -67,6 +70,20 @@ func loadChart(root, rel string, libs map[string]string) (*chart.Chart, error) {
 	}
 	if c.Metadata.Type == "library" {
 		return nil, fmt.Errorf("chart %s: is a library chart, which Helm cannot install: list it under libraries, and use an application chart for the component", rel)
+	}
+	// cozy-lib only as the OCI chart the platform publishes, at one
+	// version: the rule conformance's K5-pin applies.
+	for i, dep := range c.Metadata.Dependencies {
+		if dep.Name != artifact.CozyLib {
+			continue
+		}
+		var errs []error
+		for _, p := range artifact.CheckCozyLibPin(dep.Repository, dep.Version, "the platform's release") {
+			errs = append(errs, fmt.Errorf("chart %s: Chart.yaml dependencies[%d].%s: %s: %s (contract K5, k5-cozy-lib.md)", rel, i, p.Field, p.Message, p.Fix))
+		}
+		if len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
 	}
 	vendored := map[string]bool{}
 	for _, sub := range c.Dependencies() {

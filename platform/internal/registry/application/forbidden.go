@@ -16,11 +16,15 @@ import (
 const ReasonForbidden = "Forbidden"
 
 // The API server's refusal (k8s.io/apiserver pkg/endpoints/handlers/
-// responsewriters.forbiddenMessage), as Helm passes it on:
-// `<resource>[.<group>] "<name>" is forbidden: User "<user>" cannot <verb>
-// resource "<resource>" in API group "<group>" (at the cluster scope | in
-// the namespace "<ns>")`.
-var apiForbidden = regexp.MustCompile(`(\S+) "([^"]*)" is forbidden: User "([^"]*)" cannot (\S+) resource "([^"]*)" in API group "([^"]*)" (?:at the cluster scope|in the namespace "([^"]*)")`)
+// responsewriters.forbiddenMessage, apierrors.NewForbidden), as Helm
+// passes it on: `<resource>[.<group>] ["<name>" ]is forbidden: User
+// "<user>" cannot <verb> resource "<resource>" in API group "<group>" (at
+// the cluster scope | in the namespace "<ns>")`. A list or watch names no
+// object: Helm's readiness wait lists a Deployment's ReplicaSets and a
+// ReplicaSet's Pods (helm.sh/helm/v3 pkg/kube ready.go), so "replicasets.apps
+// is forbidden: ... cannot list resource "replicasets"" fails an install
+// whose chart renders only a Deployment.
+var apiForbidden = regexp.MustCompile(`(\S+) (?:"([^"]*)" )?is forbidden: User "([^"]*)" cannot (\S+) resource "([^"]*)" in API group "([^"]*)" (?:at the cluster scope|in the namespace "([^"]*)")`)
 
 // forbiddenCondition returns the Ready condition of an application whose
 // release failed with forbidden: reason Forbidden, a message naming the
@@ -53,7 +57,24 @@ func forbiddenCondition(ready *metav1.Condition, releaseNamespace string) *metav
 	}
 	c := *ready
 	c.Reason = ReasonForbidden
+	if name == "" && ns == releaseNamespace {
+		// Helm listed objects it did not render (its readiness wait): the
+		// rule to add is a read of that resource.
+		c.Message = fmt.Sprintf("Helm, waiting for the chart's objects to be ready, may not %s %s (%s) as the application's installer %s: %s; the rule to add is %s (helm-controller: %s)",
+			verb, object, where, user, why, readRule(group, resource), ready.Message)
+		return &c
+	}
 	c.Message = fmt.Sprintf("the chart renders %s %q (%s), which the application's installer %s may not %s: %s (helm-controller: %s)",
 		object, name, where, user, verb, why, ready.Message)
 	return &c
+}
+
+// readRule prints the applications[].rules entry that grants Helm's reads
+// of group/resource, as catalog.yaml holds it (the form
+// K4-application-rights suggests, contracts/schemas/v1alpha1/k4-values.md).
+func readRule(group, resource string) string {
+	if group == "" {
+		group = `""`
+	}
+	return fmt.Sprintf("{apiGroups: [%s], resources: [%s], verbs: [get, list, watch]}", group, resource)
 }

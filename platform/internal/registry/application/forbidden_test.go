@@ -23,6 +23,13 @@ func TestForbiddenCondition(t *testing.T) {
 			metav1.ConditionFalse, []string{`configmaps "x" (in namespace kube-system)`, "only in its own namespace tenant-a"}},
 		{"an undeclared kind", install + `leases.coordination.k8s.io "l" is forbidden: User "system:serviceaccount:tenant-a:cozy-installer" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "tenant-a"`,
 			metav1.ConditionFalse, []string{"the application's catalog does not declare resource leases in API group coordination.k8s.io", "applications[].rules"}},
+		// Helm's readiness wait lists a Deployment's ReplicaSets, which
+		// the chart does not render: the refusal names no object.
+		{"a list of what Helm waits on", install + `replicasets.apps is forbidden: User "system:serviceaccount:tenant-a:cozy-installer" cannot list resource "replicasets" in API group "apps" in the namespace "tenant-a"`,
+			metav1.ConditionFalse, []string{"may not list replicasets.apps (in namespace tenant-a)", "does not declare resource replicasets in API group apps",
+				"the rule to add is {apiGroups: [apps], resources: [replicasets], verbs: [get, list, watch]}"}},
+		{"a list of Pods in the core group", install + `pods is forbidden: User "system:serviceaccount:tenant-a:cozy-installer" cannot list resource "pods" in API group "" in the namespace "tenant-a"`,
+			metav1.ConditionFalse, []string{"may not list pods (in namespace tenant-a)", `{apiGroups: [""], resources: [pods], verbs: [get, list, watch]}`}},
 		{"another failure", "Helm install failed: timed out", metav1.ConditionFalse, nil},
 		{"ready", "Helm install succeeded", metav1.ConditionTrue, nil},
 	} {
