@@ -356,3 +356,26 @@ func TestRestoreOverlay(t *testing.T) {
 		t.Errorf("phase %s, application ovbad %v: want Failed and none", got.Status.Phase, getApp(t, alice, "ovbad"))
 	}
 }
+
+// TestRestoreKeepsKeysTheSchemaDropped: a snapshot taken before a catalog
+// upgrade renamed a key holds a value the kind's schema no longer
+// declares; the restore fails TargetInvalid naming the field instead of
+// creating the application without the value (the API's default
+// directive prunes unknown fields with a warning).
+func TestRestoreKeepsKeysTheSchemaDropped(t *testing.T) {
+	start(t)
+	registerDriver(t, "demo", true, []string{backupsv1alpha1.ProtocolVersion}, backupsv1alpha1.CapabilityRestoreToNew)
+	createApp(t, alice, "stale", nil, map[string]any{"size": "2Gi"})
+	snapshot := appSpec(t, alice, "stale")
+	snapshot["maxMemory"] = "128Mi"
+	createBackup(t, backupOf(t, alice, "stale-snap", "stale", "demo", snapshot))
+	job := newRestore(t, c, alice, "stale-copy", "", "stale-snap", "stalecopy")
+	got := waitCondition(t, job, backupsv1alpha1.ConditionReady, metav1.ConditionFalse, backupsv1alpha1.ReasonTargetInvalid)
+	msg := condition(got, backupsv1alpha1.ConditionReady).Message
+	if !strings.Contains(msg, "spec.maxMemory") || !strings.Contains(msg, "never dropped") {
+		t.Errorf("message %q: want the field and that it is not dropped", msg)
+	}
+	if getApp(t, alice, "stalecopy") != nil {
+		t.Error("an application was created without the snapshot's maxMemory")
+	}
+}

@@ -202,7 +202,11 @@ func createdUID(job *backupsv1alpha1.RestoreJob, cur *unstructured.Unstructured)
 // other errors are returned, to retry.
 func createTarget(ctx context.Context, apps dynamic.Interface, job *backupsv1alpha1.RestoreJob, t *target) (outcome, error) {
 	res := apps.Resource(t.gvr).Namespace(job.Namespace)
-	made, err := res.Create(ctx, t.create, metav1.CreateOptions{FieldManager: backupsv1alpha1.CoreFieldManager})
+	// Strict: a key of the snapshot the kind's schema no longer declares
+	// (a catalog upgrade renamed or removed it) fails the job naming the
+	// field, where the default directive would drop the value with only a
+	// warning nobody reads (K4, "Stored values").
+	made, err := res.Create(ctx, t.create, metav1.CreateOptions{FieldManager: backupsv1alpha1.CoreFieldManager, FieldValidation: metav1.FieldValidationStrict})
 	switch {
 	case err == nil:
 		t.uid = made.GetUID()
@@ -219,7 +223,8 @@ func createTarget(ctx context.Context, apps dynamic.Interface, job *backupsv1alp
 		return o, nil
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		return failed(backupsv1alpha1.ReasonTargetInvalid,
-			"the application API refused %s %s built from Backup %s/%s's snapshot: %v", t.ref.Kind, t.ref.Name, backupNamespace(job), job.Spec.BackupRef.Name, err), nil
+			"the application API refused %s %s built from Backup %s/%s's snapshot: %v; a key or value the kind's current schema no longer accepts (the catalog changed it since the backup) is refused, never dropped: the catalog's author restores it for a version (\"deprecated\": true), or the tenant restores from a newer backup",
+			t.ref.Kind, t.ref.Name, backupNamespace(job), job.Spec.BackupRef.Name, err), nil
 	}
 	return outcome{}, fmt.Errorf("create %s %s/%s: %w", t.ref.Kind, job.Namespace, t.ref.Name, err)
 }
