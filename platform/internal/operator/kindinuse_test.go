@@ -232,4 +232,12 @@ func ensureNS(t *testing.T, name string) {
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	// kube-controller-manager adds these to every new namespace; a
+	// fingerprint of it taken before they arrive sees them as changes.
+	eventually(t, "namespace "+name+" has its default ServiceAccount and kube-root-ca.crt", func() error {
+		if err := k(t).Get(ctxT(t), client.ObjectKey{Namespace: name, Name: "default"}, &corev1.ServiceAccount{}); err != nil {
+			return err
+		}
+		return k(t).Get(ctxT(t), client.ObjectKey{Namespace: name, Name: "kube-root-ca.crt"}, &corev1.ConfigMap{})
+	})
 }
