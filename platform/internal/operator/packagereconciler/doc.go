@@ -22,7 +22,11 @@
 // one it may claim (NamespaceNotAllowed, see below); and no object it
 // would write exists without being its own (Conflict). Only then does it
 // claim the namespaces, before any other write. So a refused Package has
-// nothing half created.
+// nothing half created. Those are the stages of install (install.go), in
+// order: planInstall (plan.go, privileges.go), desire (objects.go,
+// namespaces.go), checkOwners (guard, awaitArtifacts), write (the
+// claims, the CRD policy, apply and prune) and health (summarize), each
+// stopping the install with its own result.
 //
 // It removes the HelmReleases of components no longer enabled, and, through
 // its finalizer, all of a deleted Package's objects: HelmReleases first

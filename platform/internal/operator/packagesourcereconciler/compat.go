@@ -16,6 +16,7 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
 	"cozystack.io/contracts/conformance"
+	"cozystack.io/contracts/valuesschema"
 	"cozystack.io/platform/internal/appcount"
 	"cozystack.io/platform/internal/appschema"
 	"cozystack.io/platform/internal/operator/adinstaller"
@@ -137,7 +138,7 @@ func CheckValues(oldSchema, newSchema string, apps []StoredValues) ([]KeyChange,
 			}
 		}
 		for k := range values {
-			if strings.HasPrefix(k, "_") {
+			if valuesschema.IsPlatformKey(k) {
 				delete(values, k)
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"cozystack.io/platform/internal/apiserver/appkinds"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/valuesschema"
 )
 
 // AnnotationManagedFields carries the application's managedFields (JSON) on
@@ -187,7 +188,7 @@ func Spec(k *appkinds.Kind, values []byte) (map[string]any, error) {
 		}
 	}
 	for key := range spec {
-		if strings.HasPrefix(key, "_") {
+		if valuesschema.IsPlatformKey(key) {
 			delete(spec, key)
 		}
 	}

@@ -32,7 +32,8 @@ import (
 // is served from the ReleaseCache once it has synced, as kube-apiserver
 // serves it from its watch cache, with the cache's resourceVersion.
 // HelmReleases that carry the kind label but not the kind's name prefix are
-// skipped.
+// skipped. The three read paths: listFromCache (that exception),
+// listStreamed (the ReleaseLister, when set) and listDirect (the client).
 func (r *REST) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
 	out := newList(r.NewList().(*unstructured.UnstructuredList))
 	lo, selectable, err := r.listOptions(ctx, options, false)
@@ -42,60 +43,90 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	complete := (lo.LabelSelector == nil || len(mustRequirements(lo.LabelSelector)) == 1) && lo.FieldSelector == nil && lo.Namespace == "" && lo.Limit == 0
 	r.converted.begin(complete)
 	defer r.converted.end(complete)
+	served := false
 	if anyVersion(options) && lo.Limit == 0 && lo.Continue == "" {
-		if hrs, ok := r.releases.List(r.kind.Kind, lo.Namespace); ok {
-			out.SetResourceVersion(r.releases.LastSyncResourceVersion())
-			sort.Slice(hrs, func(i, j int) bool {
-				if hrs[i].Namespace != hrs[j].Namespace {
-					return hrs[i].Namespace < hrs[j].Namespace
-				}
-				return hrs[i].Name < hrs[j].Name
-			})
-			for _, hr := range hrs {
-				if !lo.LabelSelector.Matches(labels.Set(hr.Labels)) ||
-					(lo.FieldSelector != nil && !lo.FieldSelector.Matches(fields.Set{"metadata.name": hr.Name, "metadata.namespace": hr.Namespace})) {
-					continue
-				}
-				if err := r.addItem(out, hr); err != nil {
-					return nil, err
-				}
-			}
-			return out, nil
+		served, err = r.listFromCache(out, lo)
+	}
+	switch {
+	case served:
+	case r.lister != nil:
+		err = r.listStreamed(ctx, out, lo)
+	default:
+		err = r.listDirect(ctx, out, lo)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// listFromCache fills out from the ReleaseCache, sorted by namespace and
+// name, with the cache's resourceVersion, applying lo's selectors. served
+// is false (out untouched) while the cache has not synced.
+func (r *REST) listFromCache(out *List, lo *client.ListOptions) (served bool, err error) {
+	hrs, ok := r.releases.List(r.kind.Kind, lo.Namespace)
+	if !ok {
+		return false, nil
+	}
+	out.SetResourceVersion(r.releases.LastSyncResourceVersion())
+	sort.Slice(hrs, func(i, j int) bool {
+		if hrs[i].Namespace != hrs[j].Namespace {
+			return hrs[i].Namespace < hrs[j].Namespace
+		}
+		return hrs[i].Name < hrs[j].Name
+	})
+	for _, hr := range hrs {
+		if !lo.LabelSelector.Matches(labels.Set(hr.Labels)) ||
+			(lo.FieldSelector != nil && !lo.FieldSelector.Matches(fields.Set{"metadata.name": hr.Name, "metadata.namespace": hr.Namespace})) {
+			continue
+		}
+		if err := r.addItem(out, hr); err != nil {
+			return true, err
 		}
 	}
-	if r.lister != nil {
-		meta, err := r.lister.List(ctx, lo.Namespace, lo.AsListOptions(), func(item *ListItem) error {
-			if encoded := r.converted.get(item.UID, item.ResourceVersion); encoded != nil && r.memoizable() {
-				out.add(encoded)
-				return nil
-			}
-			hr, err := item.Decode()
-			if err != nil {
-				return apierrors.NewInternalError(err)
-			}
-			return r.addItem(out, hr)
-		})
+	return true, nil
+}
+
+// listStreamed fills out from kube-apiserver through the ReleaseLister,
+// one HelmRelease at a time: an item whose conversion is memoized (same
+// UID and resourceVersion) is never decoded.
+func (r *REST) listStreamed(ctx context.Context, out *List, lo *client.ListOptions) error {
+	meta, err := r.lister.List(ctx, lo.Namespace, lo.AsListOptions(), func(item *ListItem) error {
+		if encoded := r.converted.get(item.UID, item.ResourceVersion); encoded != nil && r.memoizable() {
+			out.add(encoded)
+			return nil
+		}
+		hr, err := item.Decode()
 		if err != nil {
-			return nil, r.mapError(err, "")
+			return apierrors.NewInternalError(err)
 		}
-		out.SetResourceVersion(meta.ResourceVersion)
-		out.SetContinue(meta.Continue)
-		out.SetRemainingItemCount(meta.RemainingItemCount)
-		return out, nil
+		return r.addItem(out, hr)
+	})
+	if err != nil {
+		return r.mapError(err, "")
 	}
+	out.SetResourceVersion(meta.ResourceVersion)
+	out.SetContinue(meta.Continue)
+	out.SetRemainingItemCount(meta.RemainingItemCount)
+	return nil
+}
+
+// listDirect fills out from one typed list of the client (no
+// ReleaseLister configured).
+func (r *REST) listDirect(ctx context.Context, out *List, lo *client.ListOptions) error {
 	hrs := &helmv2.HelmReleaseList{}
 	if err := r.client.List(ctx, hrs, lo); err != nil {
-		return nil, r.mapError(err, "")
+		return r.mapError(err, "")
 	}
 	out.SetResourceVersion(hrs.ResourceVersion)
 	out.SetContinue(hrs.Continue)
 	out.SetRemainingItemCount(hrs.RemainingItemCount)
 	for i := range hrs.Items {
 		if err := r.addItem(out, &hrs.Items[i]); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // addItem converts hr and appends it to out, through the memo of

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -24,6 +23,7 @@ import (
 
 	"k8s.io/apiserver/pkg/warning"
 
+	"cozystack.io/contracts/valuesschema"
 	"cozystack.io/platform/internal/apiserver/appkinds"
 	operatornames "cozystack.io/platform/internal/operator/names"
 )
@@ -190,7 +190,7 @@ func (s *strategy) validateSpec(ctx context.Context, app, old *unstructured.Unst
 	}
 	var errs field.ErrorList
 	for _, key := range sortedKeys(spec) {
-		if strings.HasPrefix(key, "_") {
+		if valuesschema.IsPlatformKey(key) {
 			errs = append(errs, field.Forbidden(specPath.Child(key),
 				`top-level keys beginning with "_" are reserved for values the platform injects`))
 			delete(spec, key)

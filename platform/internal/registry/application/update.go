@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/contracts/valuesschema"
 	"cozystack.io/platform/internal/stackgrow"
 )
 
@@ -230,7 +230,7 @@ func keepInjectedValues(values, current *apiextensionsv1.JSON) (*apiextensionsv1
 	}
 	injected := map[string]json.RawMessage{}
 	for k, v := range cur {
-		if strings.HasPrefix(k, "_") {
+		if valuesschema.IsPlatformKey(k) {
 			injected[k] = v
 		}
 	}

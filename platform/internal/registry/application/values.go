@@ -1,10 +1,10 @@
 package application
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/api/equality"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"cozystack.io/contracts/valuesschema"
 )
 
 // writtenSpec returns the spec an update stores: the request's spec
@@ -59,7 +59,7 @@ func userValues(raw []byte) (map[string]any, error) {
 		return nil, err
 	}
 	for k := range m {
-		if strings.HasPrefix(k, "_") {
+		if valuesschema.IsPlatformKey(k) {
 			delete(m, k)
 		}
 	}
