@@ -215,7 +215,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// 3. Check what the served revision installs, then 4. publish its
 	// charts and install its definitions: the kinds appear once their
 	// charts are published, and a revision whose definitions are refused
-	// publishes nothing (all or nothing: README.md, "Catalog delivery",
+	// publishes nothing (all or nothing: docs/operator/catalogs.md, "Catalog delivery",
 	// "Refusals leave nothing behind").
 	// fits says whether the served catalog's declarations fit in the
 	// status (checkStatusSize), computed once for the check and for the
@@ -257,7 +257,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		// A revision whose schemas no longer accept values existing
 		// applications store waits, unless the operator consented to its
-		// digest (spec.approvedIncompatibleRevision; README.md, "Catalog
+		// digest (spec.approvedIncompatibleRevision; docs/operator/catalogs.md, "Catalog
 		// delivery").
 		var broken []Incompatibility
 		if err == nil {
@@ -629,7 +629,7 @@ var errBound = errors.New("refused")
 // older than ps (by creation, then name) serves a catalog named catalog:
 // catalog names are unique across PackageSources, since Packages' dependsOn
 // and the ApplicationDefinitions' release.source name catalogs, and the
-// first source keeps its name (README.md, "Catalog delivery", "Refusals leave nothing behind").
+// first source keeps its name (docs/operator/catalogs.md, "Catalog delivery", "Refusals leave nothing behind").
 func (r *Reconciler) uniqueCatalog(ctx context.Context, ps *v1alpha1.PackageSource, catalog string) error {
 	var list v1alpha1.PackageSourceList
 	if err := r.Client.List(ctx, &list); err != nil {
@@ -656,7 +656,7 @@ func older(a, b *v1alpha1.PackageSource) bool {
 // MaxStatusBytes bounds the JSON of what a PackageSource's status copies
 // from its catalog (libraries, variants, applications): etcd refuses an
 // object over about 1.5 MiB, and a status that cannot be written would
-// leave the source re-pulling with no word of why (README.md, "Catalog delivery", "What a third-party catalog gets").
+// leave the source re-pulling with no word of why (docs/operator/catalogs.md, "Catalog delivery", "What a third-party catalog gets").
 const MaxStatusBytes = 512 << 10
 
 // checkStatusSize returns an error wrapping errBound when catalog c's
