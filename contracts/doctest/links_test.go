@@ -114,3 +114,18 @@ func TestSection(t *testing.T) {
 		t.Errorf("Anchor = %q", got)
 	}
 }
+
+// SectionAt stops at the next heading of the same or a higher level, not
+// at a deeper one or a "#" line of a fenced block, and numbers the
+// section's first line.
+func TestSectionAt(t *testing.T) {
+	const doc = "contracts/doctest/testdata/section.md"
+	text, line := SectionAt(t, doc, "A")
+	want := "one\n```sh\n# a comment, not a heading\n## nor this\n```\n### A.1\ntwo"
+	if text != want || line != 5 {
+		t.Errorf("SectionAt(A) = %q, line %d; want %q, line 5", text, line, want)
+	}
+	if got := Section(t, doc, "B"); got != "three\n" {
+		t.Errorf("Section(B) = %q, want %q", got, "three\n")
+	}
+}
