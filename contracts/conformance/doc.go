@@ -1,6 +1,6 @@
 // Package conformance checks a catalog against the contracts K1–K7 of a
 // platform version (contracts/schemas/README.md and the documents of
-// contracts/schemas/v1alpha1; the rules: README.md, "Contracts and
+// contracts/schemas/v1alpha1; the rules: docs/catalog-author/conformance.md, "Contracts and
 // conformance"), the way
 // `cozypkg conformance` and the catalogs' own tests run it.
 //

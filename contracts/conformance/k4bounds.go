@@ -15,7 +15,7 @@ import (
 // values; each byte is stored in the HelmRelease, again in what the chart
 // renders and in every backup snapshot, and each map entry or array item
 // may render objects of its own, so an unbounded field lets one request
-// cost the platform without limit (issue 28: a 1,000,000-character
+// cost the platform without limit (a 1,000,000-character
 // cloudInit; a 7.6 KB Postgres request that made 402 objects).
 func unboundedFindings(c *loadedChart, props map[string]any, skip []string) []Finding {
 	file := c.schemaFile()

@@ -106,7 +106,7 @@ var accessTable = []accessRow{
 func levelRank(level string) int { return slices.Index(v1alpha1.TenantLevels, level) }
 
 // TestTenantRoles (K5 "Tenant roles", contracts/schemas/v1alpha1/
-// k5-cozy-lib.md; README.md, "Tenants: who may do what"): users in each of the four groups of tenant
+// k5-cozy-lib.md; docs/operator/tenants.md, "Tenants: who may do what"): users in each of the four groups of tenant
 // acme, of its parent (the root), of its child (acme's dev) and of a
 // sibling (other) send every request of accessTable into acme's
 // namespace, its child's and the sibling's, impersonated against the real

@@ -165,7 +165,7 @@ func installWebCatalog(t *testing.T, ctx context.Context, c client.Client, srv *
 const deploymentRule = "      - {apiGroups: [apps], resources: [deployments], verbs: [get, list, watch, create, update, patch, delete]}\n"
 
 // TestDeploymentChartInstalls (K4-application-rights,
-// contracts/schemas/v1alpha1/k4-values.md; README.md, "Tenants: who may do
+// contracts/schemas/v1alpha1/k4-values.md; docs/operator/tenants.md, "Tenants: who may do
 // what"): an application chart rendering a Deployment, whose catalog
 // declares rules for Deployments only, fails conformance with the fix
 // naming the ReplicaSets rule, because Helm's readiness wait lists the

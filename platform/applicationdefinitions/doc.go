@@ -7,5 +7,5 @@
 // platform's own catalog (platform/catalog.yaml).
 //
 // Its tests check the Tenant kind and the tenant security boundary
-// against the real API servers (README.md, "Tenants: who may do what").
+// against the real API servers (docs/operator/tenants.md, "Tenants: who may do what").
 package applicationdefinitions

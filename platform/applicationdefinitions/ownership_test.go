@@ -36,7 +36,7 @@ func readyOf(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersion
 
 // Two Tenants whose derived namespaces are equal (names may hold "-"):
 // whichever comes second is refused, naming the first; nothing changes
-// hands and the second leaves nothing behind (README.md, "What a tenant
+// hands and the second leaves nothing behind (docs/tenant/applications.md, "What a tenant
 // may send").
 func TestTenantNamespacesAreUnique(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -90,10 +90,10 @@ func TestTenantNamespacesAreUnique(t *testing.T) {
 // "board" in the application's namespace. The second install fails, the
 // Booth says Conflict naming the ConfigMap, the release and the Stall
 // behind it, and is never Ready; the ConfigMap stays the Stall's, also
-// after the Booth is deleted (README.md, "What a tenant may send"). (This
+// after the Booth is deleted (docs/tenant/applications.md, "What a tenant may send"). (This
 // was once a Space rendering a Tenant's namespace; application charts now
 // install with the tenant's installer, which cannot even read a namespace:
-// README.md, "Tenants: who may do what".)
+// docs/operator/tenants.md, "Tenants: who may do what".)
 func TestApplicationsNeverTakeEachOthersObjects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -165,7 +165,7 @@ func TestApplicationsNeverTakeEachOthersObjects(t *testing.T) {
 }
 
 // A Tenant whose namespace is deleted out from under it is not Ready,
-// and says what is missing (README.md, "What a tenant may send").
+// and says what is missing (docs/tenant/applications.md, "What a tenant may send").
 func TestTenantWithoutNamespaceIsNotReady(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -200,7 +200,7 @@ func TestTenantWithoutNamespaceIsNotReady(t *testing.T) {
 // that someone else deletes is restored at the next reconcile, here asked
 // for by the tenant with the Flux annotation K1 allows it
 // (contracts/schemas/v1alpha1/k1-application.md, "Metadata the platform
-// owns"; README.md, "What a tenant may send").
+// owns"; docs/tenant/applications.md, "What a tenant may send").
 func TestDeletedObjectsAreRestored(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

@@ -16,7 +16,7 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
-// TestTenantNamespacePodSecurity (issue 29, part 4): a Tenant's namespace,
+// TestTenantNamespacePodSecurity: a Tenant's namespace,
 // as the Tenant chart renders it through helm-controller, carries Pod
 // Security enforce, warn and audit "restricted", so the API server's own
 // Pod Security admission refuses a privileged pod there, even the

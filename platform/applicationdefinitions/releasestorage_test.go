@@ -125,7 +125,7 @@ func hasSecret(t *testing.T, ctx context.Context, c client.Client, ns, name stri
 	return err == nil
 }
 
-// TestLookupReadsNoOtherCatalogsSecrets (README.md, "Tenants: who may do
+// TestLookupReadsNoOtherCatalogsSecrets (docs/operator/tenants.md, "Tenants: who may do
 // what"; contracts/artifact/README.md, "Application rights"): a
 // third-party catalog's chart (snoopapps' Snoop) installed beside an
 // application whose chart renders credentials (vaultapps' Vault, which

@@ -18,8 +18,8 @@ import (
 // a Tenant capped at cpu: 1, count/pods: 5 gets its tenant-quota; a child
 // asking for cpu: 100k, or for no quota, is refused; a child within the
 // limits is accepted and the parent's namespace gets tenant-subtree =
-// limit - child; childTenants: 2 bounds the children. And the hosts of
-// issue 28 part 6: a child given its parent's host is refused, as is a
+// limit - child; childTenants: 2 bounds the children. And the hosts:
+// a child given its parent's host is refused, as is a
 // second tenant deriving the same host.
 func TestTenantQuotaTree(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

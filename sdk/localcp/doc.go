@@ -7,6 +7,6 @@
 // them into a cache directory (Layout); Start runs them, either detached (the
 // cozystack-local CLI) or as children of a test binary (package testenv), on
 // DefaultPorts or free ones, and records a State; Status, Down and RunAside
-// act on a running one. README.md ("The local control plane") describes what
+// act on a running one. docs/contributor/development.md ("The local control plane") describes what
 // runs and why.
 package localcp

@@ -10,7 +10,7 @@ func TestLoadPinsEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// versions.yaml pins these (README.md, "Pinned versions"); a change
+	// versions.yaml pins these (docs/contributor/development.md, "Pinned versions"); a change
 	// here is a deliberate upgrade.
 	want := map[string]string{
 		"kube-apiserver":          "k8s.io/kubernetes@v1.37.2",

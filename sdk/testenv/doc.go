@@ -8,7 +8,7 @@
 // test with that instruction rather than skipping it. Under -short, Main
 // starts nothing and Need skips the tests that need the control plane.
 //
-// Share one control plane per package from TestMain (README.md, "In
+// Share one control plane per package from TestMain (docs/contributor/development.md, "In
 // tests"):
 //
 //	var env *testenv.Env

@@ -8,7 +8,7 @@ import (
 	"cozystack.io/sdk/charttest"
 )
 
-// Issue 28, part 4: a 7.6 KB Postgres request with many users and
+// A 7.6 KB Postgres request with many users and
 // databases made 402 objects; the chart's values schema (which the
 // ApplicationDefinition's openAPISchema equals) now refuses more than 32
 // of each, and an oversized password, naming the field and the bound

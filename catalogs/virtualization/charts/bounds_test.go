@@ -7,7 +7,7 @@ import (
 	"cozystack.io/sdk/charttest"
 )
 
-// Issue 28, part 4: a VMInstance with a 1,000,000-character cloudInit (no
+// A VMInstance with a 1,000,000-character cloudInit (no
 // maxLength then: 25 MB of etcd through five BackupJobs) and the other
 // oversized requests are refused by the chart's values schema, which the
 // ApplicationDefinition's openAPISchema equals (K1-chart-schema), naming

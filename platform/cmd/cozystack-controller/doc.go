@@ -17,5 +17,5 @@
 //
 // Its command line is package cozystack.io/platform/internal/command's:
 // exit status 0 on a clean stop, 1 on an error, 2 on a usage error
-// (README.md, "The platform binaries").
+// (docs/operator/install.md, "The platform binaries").
 package main

@@ -5,10 +5,10 @@
 // least-privilege ServiceAccounts, under one leader-elected
 // controller-runtime manager. Its options and reconcilers are package
 // cozystack.io/platform/internal/operator's; the artifact it reads is
-// specified in contracts/artifact/README.md, and README.md ("Catalog
+// specified in contracts/artifact/README.md, and docs/operator/catalogs.md ("Catalog
 // delivery") walks through it.
 //
 // Its command line is package cozystack.io/platform/internal/command's:
 // exit status 0 on a clean stop, 1 on an error, 2 on a usage error
-// (README.md, "The platform binaries").
+// (docs/operator/install.md, "The platform binaries").
 package main

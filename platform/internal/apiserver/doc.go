@@ -11,5 +11,5 @@
 // limits".
 //
 // Options and New build the server; RegisterLocal registers it with
-// kube-apiserver as `make demo` does (README.md, "Quick start").
+// kube-apiserver as `make demo` does (docs/contributor/architecture.md, "The main job").
 package apiserver

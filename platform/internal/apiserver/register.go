@@ -38,7 +38,7 @@ type Registration struct {
 // server. An ExternalName
 // Service is used because kube-apiserver would otherwise dial the Service's
 // cluster IP, and on the local control plane nothing may dial the service
-// range (README.md, "The local control plane": aggregated servers are
+// range (docs/contributor/development.md, "The local control plane": aggregated servers are
 // registered behind an ExternalName Service pointing at localhost). In a
 // real cluster the Helm chart registers a ClusterIP Service instead.
 func RegisterLocal(ctx context.Context, c client.Client, r Registration) error {

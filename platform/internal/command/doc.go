@@ -5,6 +5,6 @@
 // (Main, Execute): ExitOK (0) when the binary stopped cleanly, ExitError
 // (1) on any error (printed as "error: ..." on stderr), ExitUsage (2) on a
 // usage error (an unknown flag, a bad flag value, or an argument a binary
-// does not take). README.md, "The platform binaries", documents them; a
+// does not take). docs/operator/install.md, "The platform binaries", documents them; a
 // test here checks it says the same.
 package command

@@ -12,23 +12,17 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"cozystack.io/contracts/doctest"
 )
 
-// README.md's section on the platform binaries, checked against this
+// docs/operator/install.md's section on the platform binaries, checked against this
 // package: its table of exit statuses is ExitOK, ExitError and ExitUsage
 // (whose behaviour TestExecuteExitCodes checks), and every binary it names
 // runs through Main.
 func TestREADME(t *testing.T) {
-	data, err := os.ReadFile("../../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const title = "## The platform binaries"
-	_, section, ok := strings.Cut(string(data), "\n"+title+"\n")
-	if !ok {
-		t.Fatalf("README.md has no section %q", title)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	const doc = "docs/operator/install.md"
+	section := doctest.Section(t, doc, "The platform binaries")
 
 	want := map[int]string{ExitOK: "stopped cleanly", ExitError: "an error", ExitUsage: "a usage error"}
 	got := map[int]string{}
@@ -37,32 +31,32 @@ func TestREADME(t *testing.T) {
 		got[code] = m[2]
 	}
 	if len(got) != len(want) {
-		t.Errorf("README.md lists exit statuses %v; the binaries have %v", got, want)
+		t.Errorf("%s lists exit statuses %v; the binaries have %v", doc, got, want)
 	}
 	for code, meaning := range want {
 		if !strings.Contains(got[code], meaning) {
-			t.Errorf("README.md: exit status %d is %q, want it to say %q", code, got[code], meaning)
+			t.Errorf("%s: exit status %d is %q, want it to say %q", doc, code, got[code], meaning)
 		}
 	}
 	if !strings.Contains(section, "`error: <message>` on stderr") {
-		t.Error("README.md does not say errors are printed as `error: <message>` on stderr")
+		t.Errorf("%s does not say errors are printed as `error: <message>` on stderr", doc)
 	}
 
 	binaries := regexp.MustCompile("(?m)^\\| `(cozystack-[a-z]+)` \\| `(platform/cmd/[a-z-]+)`").FindAllStringSubmatch(section, -1)
 	if len(binaries) != 3 {
-		t.Errorf("README.md names %d platform binaries, want 3 (cozystack-api, -controller, -operator)", len(binaries))
+		t.Errorf("%s names %d platform binaries, want 3 (cozystack-api, -controller, -operator)", doc, len(binaries))
 	}
 	for _, b := range binaries {
 		if filepath.Base(b[2]) != b[1] {
-			t.Errorf("README.md: %s is built from %s", b[1], b[2])
+			t.Errorf("%s: %s is built from %s", doc, b[1], b[2])
 		}
 		main, err := os.ReadFile(filepath.Join("../../..", b[2], "main.go"))
 		if err != nil {
-			t.Errorf("README.md names %s: %v", b[1], err)
+			t.Errorf("%s names %s: %v", doc, b[1], err)
 			continue
 		}
 		if !strings.Contains(string(main), "command.Main(") {
-			t.Errorf("%s/main.go does not run through command.Main, as README.md says", b[2])
+			t.Errorf("%s/main.go does not run through command.Main, as %s says", b[2], doc)
 		}
 	}
 }

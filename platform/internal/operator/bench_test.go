@@ -1,6 +1,6 @@
 package operator_test
 
-// The operator's catalog-pull benchmark (`make bench`, README.md "Make
+// The operator's catalog-pull benchmark (`make bench`, docs/contributor/development.md "Make
 // targets"): pull, verify, unpack and serve a catalog of 30
 // charts from the local registry, against `oras pull` of the same artifact
 // in the same run (the oras CLI pinned in sdk/localcp/versions.yaml, built

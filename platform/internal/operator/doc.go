@@ -13,7 +13,7 @@
 //
 // Options are the command-line options; New builds the operator and Run
 // runs it. Command cozystack-operator is its flags and a call to Run. The
-// rules it enforces are written in README.md ("Catalog delivery") and
+// rules it enforces are written in docs/operator/catalogs.md ("Catalog delivery") and
 // contracts/artifact/README.md (the artifact, and "Pulling (what the
 // operator relies on)"); its tests here run it against the local control
 // plane.

@@ -1,6 +1,6 @@
 package operator_test
 
-// End-to-end tests of catalog delivery (README.md, "Catalog delivery"), on
+// End-to-end tests of catalog delivery (docs/operator/catalogs.md, "Catalog delivery"), on
 // the real local control
 // plane: kube-apiserver, kube-controller-manager, the real helm-controller
 // (with ExternalArtifact enabled) and the real CNCF Distribution registry.
@@ -58,7 +58,7 @@ func simpleCatalog(t *testing.T, name, version, namespace, greeting string) stri
 }
 
 // privilegedCatalog is simpleCatalog with the component privileged, so a
-// Package allowed privileges installs it into any namespace (README.md,
+// Package allowed privileges installs it into any namespace (docs/operator/catalogs.md,
 // "Catalog delivery", "What a third-party catalog gets").
 func privilegedCatalog(t *testing.T, name, version, namespace, greeting string) string {
 	t.Helper()
@@ -120,7 +120,7 @@ func TestAcceptance(t *testing.T) {
 	}
 
 	// Before any Package, the application's chart only: a component's is
-	// published once a Package enables it (README.md, "Catalog
+	// published once a Package enables it (docs/operator/catalogs.md, "Catalog
 	// delivery", "What a third-party catalog gets").
 	eventually(t, "the application's chart published alone", func() error {
 		eas := artifactsOf(t, "demo")
@@ -257,7 +257,7 @@ func TestAcceptance(t *testing.T) {
 		t.Errorf("Role cozy-echo/%s rules %+v, want %+v", echo, role.Rules, want)
 	}
 	// Helm's records are kept in the Package's release storage namespace,
-	// the only place the installer may touch Secrets (README.md, "Catalog
+	// the only place the installer may touch Secrets (docs/operator/catalogs.md, "Catalog
 	// delivery", "RBAC").
 	storage := names.StorageNamespace("demo")
 	if hr.Spec.StorageNamespace != storage {

@@ -1,6 +1,6 @@
 package operator_test
 
-// README.md, "Catalog delivery", "Ownership": the operator decides
+// docs/operator/catalogs.md, "Catalog delivery", "Ownership": the operator decides
 // ownership by the controller
 // reference to the Package's UID, never by labels or annotations, which a
 // tenant can set on its own objects (an application's labels reach its
@@ -296,7 +296,7 @@ func TestApplicationReleaseInTheWay(t *testing.T) {
 	createTenantObject(t, app)
 
 	// No component installs into a tenant's namespace, privileged or not
-	// (issue 29: privileged components go through the namespace check
+	// (privileged components go through the namespace check
 	// too), so the application's release is never reached.
 	push(t, privilegedCatalog(t, "own-stall", "1.0.0", ns, "x"), "e2e/own-stall", "1.0.0")
 	create(t, ociSource("own-stall", "e2e/own-stall", "1.0.0"))

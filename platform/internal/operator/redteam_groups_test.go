@@ -32,7 +32,7 @@ import (
 	"cozystack.io/sdk/testenv"
 )
 
-// The CRD-group attacks (issue 29, parts 2 and 3; README.md, "Catalog
+// The CRD-group attacks (docs/operator/catalogs.md, "Catalog
 // delivery", "What a third-party catalog gets", "CRD groups") share one
 // victim: catalog rgvictim, whose privileged component ships the CRD
 // widgets.victim.example.org (its group is not shared) and

@@ -27,7 +27,7 @@ import (
 	"cozystack.io/platform/tenantaccess"
 )
 
-// The leftovers and limits of issue 29, part 6 (README.md, "Catalog
+// The leftovers and limits (docs/operator/catalogs.md, "Catalog
 // delivery", "What a third-party catalog gets"): each test builds the
 // attacking catalog itself.
 
@@ -249,7 +249,7 @@ func eventNotes(t *testing.T, name string) string {
 	return out
 }
 
-// TestRedTeamLeftoverCatalogs: the limits of issue 29, part 6 (README.md,
+// TestRedTeamLeftoverCatalogs: the leftovers and limits (docs/operator/catalogs.md,
 // "Catalog delivery", "What a third-party catalog gets"), one attacking
 // catalog per row, against the red-team victim (redteam_test.go), whose
 // objects are fingerprinted before and after: a catalog over the bounds,

@@ -23,7 +23,7 @@ import (
 	"cozystack.io/platform/tenantaccess"
 )
 
-// The attack of issue 29, part 1, as a third-party catalog author makes
+// The namespace-claim attack, as a third-party catalog author makes
 // it: claim namespaces before they exist (another Package's release
 // storage namespace, a tenant's name, a fresh one a privileged catalog
 // will use), then act as the other Package's ServiceAccounts there.
@@ -97,8 +97,8 @@ func claimOf(t *testing.T, name string) map[string]string {
 	return out
 }
 
-// TestNamespacesOwnedBeforeTheyExist (README.md, "Catalog delivery",
-// "Ownership" and "What a third-party catalog gets"; issue 29 part 1):
+// TestNamespacesOwnedBeforeTheyExist (docs/operator/catalogs.md, "Catalog delivery",
+// "Ownership" and "What a third-party catalog gets"):
 // reserved names are refused for every component when a catalog is built
 // and again when it is pulled; a namespace belongs to the Package that
 // claims it first, privileged or not; two Packages share one only by

@@ -29,7 +29,7 @@ import (
 	"cozystack.io/platform/internal/operator/names"
 )
 
-// The red-team catalogs (README.md, "Catalog delivery", "What a
+// The red-team catalogs (docs/operator/catalogs.md, "Catalog delivery", "What a
 // third-party catalog gets") share one victim: catalog rtvictim,
 // with a component in namespace e2e-rtvictim and an application kind
 // (Rtgizmo, plural rtgizmos) shipped with an admission policy.
@@ -221,7 +221,7 @@ func expectUnchanged(t *testing.T, who string, before, after map[string]string) 
 	}
 }
 
-// TestRedTeamCatalogs checks what README.md ("Catalog delivery", "What a
+// TestRedTeamCatalogs checks what docs/operator/catalogs.md ("Catalog delivery", "What a
 // third-party catalog gets") promises: one catalog per attack a
 // third-party catalog author can make, built with cozypkg's build (or
 // forged where the build refuses to make it), installed through a

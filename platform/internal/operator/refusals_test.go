@@ -1,6 +1,6 @@
 package operator_test
 
-// Each refusal of README.md, "Catalog delivery" ("Refusals leave nothing
+// Each refusal of docs/operator/catalogs.md, "Catalog delivery" ("Refusals leave nothing
 // behind"): a clear condition and nothing half created.
 
 import (
@@ -149,7 +149,7 @@ func TestUnsafeArchive(t *testing.T) {
 		t.Errorf("the unsafe artifact was stored (stat: %v)", err)
 	}
 
-	// The refused revision is not pulled again (README.md, "Catalog
+	// The refused revision is not pulled again (docs/operator/catalogs.md, "Catalog
 	// delivery", "Refusals leave nothing behind"), and the
 	// retries back off visibly. With the chart gone from the layout, a
 	// second pull would fail otherwise (PullFailed).
@@ -377,7 +377,7 @@ subjects:
 	}
 }
 
-// TestNamespaceEscape (README.md, "Catalog delivery", "What a
+// TestNamespaceEscape (docs/operator/catalogs.md, "Catalog delivery", "What a
 // third-party catalog gets"): a component installs only into a namespace
 // of its own Package, one the operator creates for it. Into a tenant's,
 // another Package's or one made by hand it is refused before anything is
@@ -450,7 +450,7 @@ func configMapVerbs(verbs string) string {
 	return `{apiGroups: [""], resources: [configmaps], verbs: [` + verbs + `]}`
 }
 
-// TestPrivilegesNeedApproval (README.md, "Catalog delivery", "What a
+// TestPrivilegesNeedApproval (docs/operator/catalogs.md, "Catalog delivery", "What a
 // third-party catalog gets"): allowPrivileged consents to
 // what the Package is granted when it installs; a revision asking for more
 // stops with PrivilegeChangeRequiresApproval, listing the new rights and
@@ -531,7 +531,7 @@ func TestPrivilegesNeedApproval(t *testing.T) {
 	})
 }
 
-// TestDuplicateCatalogName (README.md, "Catalog delivery", "Refusals leave
+// TestDuplicateCatalogName (docs/operator/catalogs.md, "Catalog delivery", "Refusals leave
 // nothing behind"): a second PackageSource
 // serving a catalog by the name of one already served is refused with
 // Conflict naming the first, publishes nothing, and the first catalog's
@@ -560,7 +560,7 @@ func TestDuplicateCatalogName(t *testing.T) {
 	waitSource(t, "dupa", "still Ready", sourceReady(True, v1alpha1.ReasonArtifactReady))
 }
 
-// TestOversizedStatus (README.md, "Catalog delivery", "What a
+// TestOversizedStatus (docs/operator/catalogs.md, "Catalog delivery", "What a
 // third-party catalog gets"): a catalog whose declarations
 // would not fit in the PackageSource's status (a component with 1600 KiB of
 // values) is refused with a short condition naming the largest part, its
@@ -622,7 +622,7 @@ variants:
 `, name), chart{dir: "charts/web", templates: map[string]string{"hook.yaml": hook, "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-own\n"}})
 }
 
-// TestHooksNeverRun (README.md, "Catalog delivery", "What a third-party
+// TestHooksNeverRun (docs/operator/catalogs.md, "Catalog delivery", "What a third-party
 // catalog gets"): Helm creates hook objects outside
 // the release's ownership checks, and a before-hook-creation hook deletes
 // whatever holds its name. A privileged Package's pre-install hook named

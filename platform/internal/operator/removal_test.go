@@ -25,6 +25,8 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/sdk/localcp"
+
+	"cozystack.io/contracts/doctest"
 )
 
 // The catalog TestRemoveCatalog installs and removes. Every object of it
@@ -116,12 +118,12 @@ spec:
 	return dir
 }
 
-// TestRemoveCatalog follows README.md, "Catalog delivery", "Removing a
+// TestRemoveCatalog follows docs/operator/catalogs.md, "Removing a
 // catalog": a catalog is installed from the test registry (a Package of
 // its privileged component, which ships a CRD, and a kind with a policy),
 // a tenant namespace gets its installer and release storage namespace
 // (tenantrbac, as cozystack-controller runs it) and an application of the
-// kind; the tenant deletes the application, then the README's commands
+// kind; the tenant deletes the application, then the document's commands
 // run verbatim through kubectl. Afterwards no object of any resource the
 // cluster serves (events aside) is the catalog's: a scan of every kind
 // through discovery, which before the removal finds the catalog in each
@@ -201,7 +203,7 @@ func TestRemoveCatalog(t *testing.T) {
 	}
 
 	// The tenant deletes its application; then the cluster operator runs
-	// the README's commands.
+	// the document's commands.
 	if err := gizmos.Delete(ctx, "one", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -241,23 +243,20 @@ func TestRemoveCatalog(t *testing.T) {
 	}
 }
 
-// removalScript returns the shell commands of README.md's "Removing a
-// catalog" with its first line, "SOURCE=demo PACKAGES=demo", naming this
-// test's catalog instead.
+// removalScript returns the shell commands of docs/operator/catalogs.md's
+// "Removing a catalog" with its first line, "SOURCE=demo PACKAGES=demo",
+// naming this test's catalog instead.
 func removalScript(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	const doc = "docs/operator/catalogs.md"
 	const first = "SOURCE=demo PACKAGES=demo"
-	_, rest, ok := strings.Cut(string(data), "```sh\n"+first)
+	_, rest, ok := strings.Cut(doctest.Section(t, doc, "Catalog delivery"), "```sh\n"+first)
 	if !ok {
-		t.Fatalf("README.md has no ```sh block starting %q (Catalog delivery, Removing a catalog)", first)
+		t.Fatalf("%s has no ```sh block starting %q (Catalog delivery, Removing a catalog)", doc, first)
 	}
 	block, _, ok := strings.Cut(rest, "\n```\n")
 	if !ok {
-		t.Fatal("README.md: the removal block does not end")
+		t.Fatalf("%s: the removal block does not end", doc)
 	}
 	return fmt.Sprintf("SOURCE=%s PACKAGES=%s%s\n", rmToken, rmToken, block)
 }
@@ -281,7 +280,7 @@ func runRemoval(t *testing.T, script string) {
 	err := cmd.Run()
 	t.Logf("the removal (%s, %.1f s):\n%s", strings.TrimSpace(script), time.Since(started).Seconds(), out.String())
 	if err != nil {
-		t.Fatalf("the README's removal commands: %v", err)
+		t.Fatalf("the removal commands of docs/operator/catalogs.md: %v", err)
 	}
 }
 

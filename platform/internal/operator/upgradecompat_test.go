@@ -67,7 +67,7 @@ spec:
 	return dir
 }
 
-// TestUpgradeCompat checks README.md "Catalog delivery" (a revision that
+// TestUpgradeCompat checks docs/operator/catalogs.md "Catalog delivery" (a revision that
 // existing applications' values no longer fit waits): version 1 of a
 // catalog declares maxMemory, an application stores maxMemory: 128Mi,
 // version 2 renames the key to memoryLimit. Moving the tag to 2.0.0

@@ -14,7 +14,7 @@
 // result (-o table, the default: the reference and manifest digest, or the
 // report) to stdout. The exit status is in exitStatuses: 0 success, 1 a
 // finding, a refusal or an operational failure, 2 a usage error (as the
-// boundary linter, cozystack-boundaries, uses 1 and 2). README.md
-// ("Contracts and conformance", "Catalogs: cozypkg build and push") shows
-// each command; TestREADME runs every example there.
+// boundary linter, cozystack-boundaries, uses 1 and 2). docs/catalog-author/conformance.md
+// ("Contracts and conformance") and docs/catalog-author/build-and-push.md
+// ("Catalogs: cozypkg build and push") show each command; TestREADME runs every example there.
 package main

@@ -20,7 +20,7 @@ const (
 )
 
 // exitStatuses is the table of exit statuses, printed by cozypkg --help;
-// README.md ("Catalogs: cozypkg build and push") has the same rows
+// docs/catalog-author/build-and-push.md ("Catalogs: cozypkg build and push") has the same rows
 // (TestREADME).
 var exitStatuses = []struct {
 	Code    int

@@ -278,7 +278,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 // cozypkg --help lists every exit status with its meaning (the table
-// README.md repeats: TestREADME).
+// docs/catalog-author/build-and-push.md repeats: TestREADME).
 func TestHelpListsExitStatuses(t *testing.T) {
 	stdout, _, code := runExit(t, "", "--help")
 	if code != 0 {

@@ -5,46 +5,36 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"cozystack.io/contracts/doctest"
 )
 
-// The README sections on cozypkg, checked against what cozypkg does.
-var readmeSections = []string{"## Contracts and conformance", "## Catalogs: cozypkg build and push"}
+// readmeSections are the documents' sections on cozypkg, checked against
+// what cozypkg does: the sections whose cozypkg commands TestREADME runs,
+// in order: a document (a path from the repository root) and a heading.
+var readmeSections = []struct{ doc, heading string }{
+	{"docs/catalog-author/conformance.md", "Contracts and conformance"},
+	{"docs/catalog-author/build-and-push.md", "Catalogs: cozypkg build and push"},
+}
 
 // repoRoot is the repository root, from this package's directory.
 var repoRoot = filepath.Join("..", "..", "..")
 
-// readmeExample is a command of a README console block and the output it
+// readmeExample is a command of a document's console block and the output it
 // shows.
 type readmeExample struct {
 	section string
-	line    int // of the command in README.md
+	line    int // of the command in its document
 	block   int // of the section's fenced blocks
 	args    []string
 	want    []string
-}
-
-// readmeSection returns the lines of README.md's section title (up to
-// the next "## " heading) and the line number of its first line.
-func readmeSection(t *testing.T, readme []string, title string) ([]string, int) {
-	t.Helper()
-	for i, l := range readme {
-		if l != title {
-			continue
-		}
-		end := i + 1
-		for end < len(readme) && !strings.HasPrefix(readme[end], "## ") {
-			end++
-		}
-		return readme[i:end], i + 1
-	}
-	t.Fatalf("README.md has no section %q", title)
-	return nil, 0
 }
 
 // readmeExamples parses the ```console blocks of a section: "$ " starts a
@@ -52,7 +42,7 @@ func readmeSection(t *testing.T, readme []string, title string) ([]string, int) 
 // up to the next command or the block's end are its output. Every
 // cozypkg command in a fenced block of the section must be such a
 // command, so that none escapes the test.
-func readmeExamples(t *testing.T, section string, lines []string, first int) []readmeExample {
+func readmeExamples(t *testing.T, doc, section string, lines []string, first int) []readmeExample {
 	t.Helper()
 	var out []readmeExample
 	fence, block := "", 0
@@ -71,7 +61,7 @@ func readmeExamples(t *testing.T, section string, lines []string, first int) []r
 		}
 		if !strings.HasPrefix(l, "$ ") {
 			if strings.Contains(l, "tools/cmd/cozypkg") {
-				t.Errorf("README.md:%d: a cozypkg command outside a ```console block's \"$ \" line is not tested: %s", first+i, l)
+				t.Errorf("%s:%d: a cozypkg command outside a ```console block's \"$ \" line is not tested: %s", doc, first+i, l)
 			}
 			if fence == "console" && len(out) > 0 {
 				out[len(out)-1].want = append(out[len(out)-1].want, l)
@@ -79,7 +69,7 @@ func readmeExamples(t *testing.T, section string, lines []string, first int) []r
 			continue
 		}
 		if fence != "console" {
-			t.Errorf("README.md:%d: a command in a ```%s block; use ```console", first+i, fence)
+			t.Errorf("%s:%d: a command in a ```%s block; use ```console", doc, first+i, fence)
 		}
 		line := first + i
 		cmd := strings.TrimPrefix(l, "$ ")
@@ -89,7 +79,7 @@ func readmeExamples(t *testing.T, section string, lines []string, first int) []r
 		}
 		rest, ok := strings.CutPrefix(cmd, "go run ./tools/cmd/cozypkg ")
 		if !ok || strings.ContainsAny(rest, "\"'$|;&<>`#") {
-			t.Errorf("README.md:%d: %q: want go run ./tools/cmd/cozypkg and plain arguments", line, cmd)
+			t.Errorf("%s:%d: %q: want go run ./tools/cmd/cozypkg and plain arguments", doc, line, cmd)
 			continue
 		}
 		out = append(out, readmeExample{section: section, line: line, block: block, args: strings.Fields(rest)})
@@ -120,22 +110,17 @@ func matchOutput(want, got []string) bool {
 	return len(got) > 0 && want[0] == got[0] && matchOutput(want[1:], got[1:])
 }
 
-// TestREADME runs every command README.md's cozypkg sections show, in
+// TestREADME runs every command the cozypkg sections of the catalog
+// author's documents (readmeSections) show, in
 // order, from a directory laid out as the repository (its entries linked,
 // ../shared beside it; what the commands write stays in the test's
 // directory), and compares what a terminal would show with `go run`:
 // stdout and stderr as they interleave, then "exit status N" when N is not
 // 0. Digests are shown as sha256:…, and a line "..." stands for any lines.
-// The local registry, 127.0.0.1:15000 in README, is the test's (those
+// The local registry, 127.0.0.1:15000 in the documents, is the test's (those
 // commands, and the rest of their block, are skipped under -short). The
 // section's table of exit statuses is exitStatuses.
 func TestREADME(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := strings.Split(string(data), "\n")
-
 	work := filepath.Join(t.TempDir(), "repo")
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)
@@ -160,7 +145,7 @@ func TestREADME(t *testing.T) {
 	}
 	t.Chdir(work)
 
-	// README's registry host becomes the test registry's, under a
+	// The documents' registry host becomes the test registry's, under a
 	// repository prefix of this run, and back in the output.
 	var host string
 	if env != nil {
@@ -168,24 +153,26 @@ func TestREADME(t *testing.T) {
 	}
 
 	var codes []int
-	for _, title := range readmeSections {
-		lines, first := readmeSection(t, readme, title)
+	for _, sec := range readmeSections {
+		doc, title := sec.doc, sec.heading
+		text, first := doctest.SectionAt(t, doc, title)
+		lines := strings.Split(text, "\n")
 		for i, l := range lines {
 			if m := exitRow.FindStringSubmatch(l); m != nil {
 				code, _ := strconv.Atoi(m[1])
 				codes = append(codes, code)
 				if s, ok := exitStatus(code); !ok || s != m[2] {
-					t.Errorf("README.md:%d: exit status %d is %q; cozypkg --help (exitStatuses) says %q", first+i, code, m[2], s)
+					t.Errorf("%s:%d: exit status %d is %q; cozypkg --help (exitStatuses) says %q", doc, first+i, code, m[2], s)
 				}
 			}
 		}
-		examples := readmeExamples(t, title, lines, first)
+		examples := readmeExamples(t, doc, title, lines, first)
 		if len(examples) == 0 {
-			t.Errorf("README.md section %q shows no cozypkg command", title)
+			t.Errorf("%s: section %q shows no cozypkg command", doc, title)
 		}
 		skipBlock := -1
 		for _, ex := range examples {
-			name := fmt.Sprintf("README.md:%d", ex.line)
+			name := fmt.Sprintf("%s:%d", path.Base(doc), ex.line)
 			t.Run(name, func(t *testing.T) {
 				cmd := strings.Join(ex.args, " ")
 				if strings.Contains(cmd, readmeHost) && env == nil {
@@ -212,13 +199,13 @@ func TestREADME(t *testing.T) {
 					got[i] = strings.TrimRight(got[i], " ")
 				}
 				if !matchOutput(ex.want, got) {
-					t.Errorf("$ go run ./tools/cmd/cozypkg %s\nshows in README.md:\n%s\nbut prints:\n%s", cmd, strings.Join(ex.want, "\n"), strings.Join(got, "\n"))
+					t.Errorf("$ go run ./tools/cmd/cozypkg %s\nshows in %s:\n%s\nbut prints:\n%s", cmd, doc, strings.Join(ex.want, "\n"), strings.Join(got, "\n"))
 				}
 			})
 		}
 	}
 	if len(codes) != len(exitStatuses) {
-		t.Errorf("README.md lists the exit statuses %v; cozypkg has %d (exitStatuses)", codes, len(exitStatuses))
+		t.Errorf("%v list the exit statuses %v; cozypkg has %d (exitStatuses)", readmeSections, codes, len(exitStatuses))
 	}
 }
 

@@ -10,6 +10,6 @@
 // Exit status: 0 when no edge is forbidden, 1 when one is, 2 on a usage or
 // configuration error (a module path that matches nothing in the tree among
 // them), and 3 when the tree cannot be read. The linter is package
-// cozystack.io/tools/internal/boundary; README.md ("Module boundaries")
+// cozystack.io/tools/internal/boundary; docs/contributor/boundaries.md ("Module boundaries")
 // documents its rules, and a test here checks that section against it.
 package main

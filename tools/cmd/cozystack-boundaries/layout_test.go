@@ -11,9 +11,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"cozystack.io/contracts/doctest"
 )
 
-// layoutDir is a directory README.md's "Layout" names, and the Go files
+// layoutDoc is where the map of the code is written.
+const layoutDoc = "docs/contributor/layout.md"
+
+// layoutDir is a directory layoutDoc's "Layout" names, and the Go files
 // its description (and the description's continuation lines) names.
 type layoutDir struct {
 	path  string
@@ -23,23 +28,18 @@ type layoutDir struct {
 
 var goFileName = regexp.MustCompile(`\b[a-z_]+\.go\b`)
 
-// readmeLayout parses the fenced block of README.md's "Layout": a line
+// readmeLayout parses the fenced block of layoutDoc's "Layout": a line
 // starts with one or more directory names ending in "/" (siblings), the
 // first relative to the closest less indented directory line above it,
 // then a description; a line that starts with no such name continues the
 // description above.
-func readmeLayout(t *testing.T, readme string) []layoutDir {
+func readmeLayout(t *testing.T) []layoutDir {
 	t.Helper()
-	_, section, ok := strings.Cut(readme, "\n## Layout\n")
-	if !ok {
-		t.Fatal(`README.md has no section "Layout"`)
-	}
-	first := strings.Count(readme[:strings.Index(readme, "\n## Layout\n")+1], "\n") + 2
-	section, _, _ = strings.Cut(section, "\n## ")
+	section, first := doctest.SectionAt(t, layoutDoc, "Layout")
 	lines := strings.Split(section, "\n")
 	start := slices.Index(lines, "```")
 	if start < 0 {
-		t.Fatal(`README.md's "Layout" has no fenced block`)
+		t.Fatalf(`%s's "Layout" has no fenced block`, layoutDoc)
 	}
 	type level struct {
 		indent int
@@ -105,32 +105,28 @@ func goWorkModules(t *testing.T, root string) []string {
 	return modules
 }
 
-// TestREADMELayout checks README.md's "Layout" against the tree: every
+// TestREADMELayout checks layoutDoc's "Layout" against the tree: every
 // directory it names exists, every Go file it names is in its directory,
 // and every Go package of every module of go.work is named, so the map
 // shows each package one hop from its folder's name.
 func TestREADMELayout(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dirs := readmeLayout(t, string(data))
+	dirs := readmeLayout(t)
 	named := map[string]bool{}
 	for _, d := range dirs {
 		named[d.path] = true
 		if st, err := os.Stat(filepath.Join(root, filepath.FromSlash(d.path))); err != nil || !st.IsDir() {
-			t.Errorf("README.md:%d: Layout names %s/, which is no directory", d.line, d.path)
+			t.Errorf("%s:%d: Layout names %s/, which is no directory", layoutDoc, d.line, d.path)
 			continue
 		}
 		for _, f := range d.files {
 			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(d.path), f)); err != nil {
-				t.Errorf("README.md:%d: Layout names %s in %s/, which has no such file", d.line, f, d.path)
+				t.Errorf("%s:%d: Layout names %s in %s/, which has no such file", layoutDoc, d.line, f, d.path)
 			}
 		}
 	}
 	if len(dirs) == 0 {
-		t.Fatal("README.md's Layout names no directory")
+		t.Fatalf("%s's Layout names no directory", layoutDoc)
 	}
 
 	for _, module := range goWorkModules(t, root) {
@@ -153,7 +149,7 @@ func TestREADMELayout(t *testing.T) {
 			}
 			if rel = filepath.ToSlash(rel); !named[rel] {
 				named[rel] = true // one error per package
-				t.Errorf("README.md's Layout does not name the Go package %s/", rel)
+				t.Errorf("%s's Layout does not name the Go package %s/", layoutDoc, rel)
 			}
 			return nil
 		})

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"cozystack.io/tools/internal/boundary/edge"
+
+	"cozystack.io/contracts/doctest"
 )
 
 const tree = "../../internal/boundary/testdata/tree"
@@ -122,20 +124,12 @@ func TestJSONInstead(t *testing.T) {
 	}
 }
 
-// The README's "Module boundaries" section matches the linter: every
+// docs/contributor/boundaries.md's "Module boundaries" matches the linter: every
 // command it shows runs (from the repository root) without a usage error,
 // every output it shows is the output, and its table of rules and the
 // --help text list exactly the rules the linter has.
 func TestREADME(t *testing.T) {
-	data, err := os.ReadFile("../../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(data), "\n## Module boundaries\n")
-	if !ok {
-		t.Fatal("README.md has no section \"Module boundaries\"")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := doctest.Section(t, "docs/contributor/boundaries.md", "Module boundaries")
 	var help bytes.Buffer
 	run([]string{"--help"}, &help, &bytes.Buffer{})
 	t.Chdir("../../..")
@@ -150,20 +144,20 @@ func TestREADME(t *testing.T) {
 				cmd, _, _ := strings.Cut(lines[i], "#")
 				args, ok := strings.CutPrefix(strings.TrimSpace(cmd), prefix)
 				if !ok {
-					t.Errorf("README: not a command of the linter: %q", lines[i])
+					t.Errorf("docs/contributor/boundaries.md: not a command of the linter: %q", lines[i])
 					continue
 				}
 				commands++
 				var stdout, stderr bytes.Buffer
 				if code := run(strings.Fields(args), &stdout, &stderr); code > 1 {
-					t.Errorf("README: %s: exit %d: %s", lines[i], code, stderr.String())
+					t.Errorf("docs/contributor/boundaries.md: %s: exit %d: %s", lines[i], code, stderr.String())
 				}
 			}
 		case lines[i] == "```console":
 			i++
 			args, ok := strings.CutPrefix(lines[i], "$ "+prefix)
 			if !ok {
-				t.Errorf("README: console block without a command of the linter: %q", lines[i])
+				t.Errorf("docs/contributor/boundaries.md: console block without a command of the linter: %q", lines[i])
 				continue
 			}
 			var want []string
@@ -174,12 +168,12 @@ func TestREADME(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			run(strings.Fields(args), &stdout, &stderr)
 			if got := strings.TrimSuffix(stdout.String(), "\n"); got != strings.Join(want, "\n") {
-				t.Errorf("README: the output of %s is\n%s\nnot what the README shows:\n%s", lines[i-len(want)-1], got, strings.Join(want, "\n"))
+				t.Errorf("docs/contributor/boundaries.md: the output of %s is\n%s\nnot what the document shows:\n%s", lines[i-len(want)-1], got, strings.Join(want, "\n"))
 			}
 		}
 	}
 	if commands == 0 || outputs == 0 {
-		t.Errorf("README: %d commands and %d outputs found", commands, outputs)
+		t.Errorf("docs/contributor/boundaries.md: %d commands and %d outputs found", commands, outputs)
 	}
 
 	var documented []edge.Rule
@@ -190,7 +184,7 @@ func TestREADME(t *testing.T) {
 		}
 	}
 	if !slices.Equal(documented, edge.Rules) {
-		t.Errorf("README's rules %v, the linter's %v", documented, edge.Rules)
+		t.Errorf("docs/contributor/boundaries.md's rules %v, the linter's %v", documented, edge.Rules)
 	}
 	for _, rule := range edge.Rules {
 		if !strings.Contains(help.String(), string(rule)) {

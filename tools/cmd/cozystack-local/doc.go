@@ -15,7 +15,8 @@
 //	cozystack-local main-job   publish and install the catalogs, then act as a tenant
 //	cozystack-local down       stop every process it started
 //
-// The Makefile drives it (make build, up, demo, down, status). README.md
-// ("The local control plane", "Make targets") documents both; the tests
+// The Makefile drives it (make build, up, demo, down, status).
+// docs/contributor/development.md ("The local control plane", "Make
+// targets") documents both; the tests
 // here check those sections against the commands and the Makefile.
 package main

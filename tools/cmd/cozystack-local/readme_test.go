@@ -16,26 +16,16 @@ import (
 	"github.com/spf13/pflag"
 
 	"cozystack.io/sdk/localcp"
+
+	"cozystack.io/contracts/doctest"
 )
 
 // repoRoot is the repository root, from this package's directory.
 var repoRoot = filepath.Join("..", "..", "..")
 
-// readmeSection returns the text of README.md's section title, up to the
-// next "## " heading.
-func readmeSection(t *testing.T, title string) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(data), "\n"+title+"\n")
-	if !ok {
-		t.Fatalf("README.md has no section %q", title)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	return section
-}
+// developmentDoc holds the sections these tests check against the Makefile
+// and cozystack-local.
+const developmentDoc = "docs/contributor/development.md"
 
 // tableRows returns the rows of the Markdown tables in text as cells,
 // without the header rows and the separators.
@@ -132,14 +122,14 @@ func isSubsequence(want, got []string) bool {
 	return i == len(want)
 }
 
-// README.md's "Make targets" table lists every target of the Makefile and
+// docs/contributor/development.md's "Make targets" table lists every target of the Makefile and
 // nothing else; what a row says a target runs of cozystack-local and
 // cozypkg, the target's recipe runs in that order; the platform binaries
 // `make api` builds are those of platform/cmd; a port a row names is the
 // default of the variable it names.
 func TestREADMEMakeTargets(t *testing.T) {
 	mk := readMakefile(t)
-	section := readmeSection(t, "## Make targets")
+	section := doctest.Section(t, developmentDoc, "Make targets")
 	var documented []string
 	for _, row := range tableRows(section) {
 		var targets []string
@@ -151,7 +141,7 @@ func TestREADMEMakeTargets(t *testing.T) {
 			targets = append(targets, target)
 		}
 		if len(targets) == 0 {
-			t.Errorf("README.md: a Make targets row names no target: %q", row[0])
+			t.Errorf("docs/contributor/development.md: a Make targets row names no target: %q", row[0])
 			continue
 		}
 		documented = append(documented, targets...)
@@ -174,7 +164,7 @@ func TestREADMEMakeTargets(t *testing.T) {
 			says = append(says, m[1]+" "+m[2])
 		}
 		if !isSubsequence(says, runs) {
-			t.Errorf("README.md: %s runs %v, in that order, but its recipe runs %v", row[0], says, runs)
+			t.Errorf("docs/contributor/development.md: %s runs %v, in that order, but its recipe runs %v", row[0], says, runs)
 		}
 		// A row that starts with other targets ("`make build` and `make
 		// api`, ...") runs them first: they are prerequisites.
@@ -182,20 +172,20 @@ func TestREADMEMakeTargets(t *testing.T) {
 		for _, m := range makeTarget.FindAllStringSubmatch(lead, -1) {
 			if dep := strings.TrimSpace(m[1]); dep != "" && !slices.Contains(targets, dep) {
 				if !slices.ContainsFunc(targets, func(target string) bool { return slices.Contains(mk.prereqs[target], dep) }) {
-					t.Errorf("README.md: %s says it runs `make %s`, which is not a prerequisite of it (%v)", row[0], dep, mk.prereqs[targets[0]])
+					t.Errorf("docs/contributor/development.md: %s says it runs `make %s`, which is not a prerequisite of it (%v)", row[0], dep, mk.prereqs[targets[0]])
 				}
 			}
 		}
 		for _, m := range portOfVar.FindAllStringSubmatch(row[1], -1) {
 			if mk.vars[m[2]] != m[1] {
-				t.Errorf("README.md: %s: port %s, %s=; the Makefile's default is %q", row[0], m[1], m[2], mk.vars[m[2]])
+				t.Errorf("docs/contributor/development.md: %s: port %s, %s=; the Makefile's default is %q", row[0], m[1], m[2], mk.vars[m[2]])
 			}
 		}
 	}
 	sort.Strings(documented)
 	phony := slices.Sorted(slices.Values(mk.phony))
 	if !slices.Equal(documented, phony) {
-		t.Errorf("README.md's Make targets are %v; the Makefile's (.PHONY) are %v", documented, phony)
+		t.Errorf("docs/contributor/development.md's Make targets are %v; the Makefile's (.PHONY) are %v", documented, phony)
 	}
 	for _, target := range phony {
 		if _, ok := mk.recipes[target]; !ok && len(mk.prereqs[target]) == 0 {
@@ -216,11 +206,11 @@ func TestREADMEMakeTargets(t *testing.T) {
 	}
 }
 
-// README.md's "The local control plane" lists every command of
+// docs/contributor/development.md's "The local control plane" lists every command of
 // cozystack-local with every flag it takes, and nothing else; the global
 // flags; the fixed ports; and what `env` exports.
 func TestREADMELocalControlPlane(t *testing.T) {
-	section := readmeSection(t, "## The local control plane")
+	section := doctest.Section(t, developmentDoc, "The local control plane")
 	root := newRoot()
 	commands := map[string][]string{}
 	for _, c := range root.Commands() {
@@ -237,13 +227,13 @@ func TestREADMELocalControlPlane(t *testing.T) {
 		usage := strings.Trim(row[0], "`")
 		fields := strings.Fields(usage)
 		if len(fields) < 2 || fields[0] != "cozystack-local" {
-			t.Errorf("README.md: not a cozystack-local command: %q", row[0])
+			t.Errorf("docs/contributor/development.md: not a cozystack-local command: %q", row[0])
 			continue
 		}
 		name := fields[1]
 		flags, ok := commands[name]
 		if !ok {
-			t.Errorf("README.md documents cozystack-local %s, which is no command of it", name)
+			t.Errorf("docs/contributor/development.md documents cozystack-local %s, which is no command of it", name)
 			continue
 		}
 		documented[name] = true
@@ -258,27 +248,27 @@ func TestREADMELocalControlPlane(t *testing.T) {
 				flag = cmd.LocalFlags().ShorthandLookup(strings.TrimPrefix(f, "-"))
 			}
 			if flag == nil {
-				t.Errorf("README.md: cozystack-local %s has no flag %s", name, f)
+				t.Errorf("docs/contributor/development.md: cozystack-local %s has no flag %s", name, f)
 				continue
 			}
 			shown = append(shown, flag.Name)
 		}
 		for _, f := range flags {
 			if !slices.Contains(shown, f) {
-				t.Errorf("README.md: cozystack-local %s takes --%s, which its row does not show", name, f)
+				t.Errorf("docs/contributor/development.md: cozystack-local %s takes --%s, which its row does not show", name, f)
 			}
 		}
 	}
 	for name := range commands {
 		if !documented[name] {
-			t.Errorf("README.md does not document cozystack-local %s", name)
+			t.Errorf("docs/contributor/development.md does not document cozystack-local %s", name)
 		}
 	}
 
 	// The global flags.
 	root.PersistentFlags().VisitAll(func(f *pflag.Flag) {
 		if !strings.Contains(section, "`--"+f.Name+"`") {
-			t.Errorf("README.md does not say that every command takes --%s", f.Name)
+			t.Errorf("docs/contributor/development.md does not say that every command takes --%s", f.Name)
 		}
 	})
 
@@ -293,7 +283,7 @@ func TestREADMELocalControlPlane(t *testing.T) {
 		fmt.Sprintf("registry %d", p.Registry),
 	} {
 		if !strings.Contains(text, want) {
-			t.Errorf("README.md does not give the fixed port %q", want)
+			t.Errorf("docs/contributor/development.md does not give the fixed port %q", want)
 		}
 	}
 
@@ -321,11 +311,11 @@ func TestREADMELocalControlPlane(t *testing.T) {
 	withRegistry := exports(&localcp.State{Kubeconfig: "k", Ports: p, Processes: []localcp.ProcessState{{Name: "registry"}}})
 	without := exports(&localcp.State{Kubeconfig: "k", Ports: p})
 	if !slices.Equal(said, withRegistry) {
-		t.Errorf("README.md says env exports %v; it exports %v", said, withRegistry)
+		t.Errorf("docs/contributor/development.md says env exports %v; it exports %v", said, withRegistry)
 	}
 	for _, name := range withRegistry {
 		if !slices.Contains(without, name) && !strings.Contains(envRow, "when the registry runs, `"+name+"`") {
-			t.Errorf("README.md: env exports %s only when the registry runs; its row does not say so", name)
+			t.Errorf("docs/contributor/development.md: env exports %s only when the registry runs; its row does not say so", name)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 // Command cozystack-sdkcompat keeps the public SDK module cozystack.io/sdk
 // compatible between its releases (package
-// cozystack.io/tools/internal/sdkcompat; README.md, "SDK compatibility").
+// cozystack.io/tools/internal/sdkcompat; sdk/backup/README.md, "SDK compatibility").
 //
 //	cozystack-sdkcompat check      the tree against the previous release's baseline
 //	cozystack-sdkcompat canary     prove check fails on a removed function and a renamed CRD field

@@ -77,7 +77,7 @@ func newRoot() *cobra.Command {
 		Short: "Keep the SDK module cozystack.io/sdk compatible between releases",
 		Long: `Compares the SDK module (sdk/) with the baseline of its previous release
 (sdk/compat/v<version>/): its Go API with the pinned apidiff, its CRDs of
-backups.cozystack.io field by field. README.md, "SDK compatibility", says more.
+backups.cozystack.io field by field. sdk/backup/README.md, "SDK compatibility", says more.
 
 Exit status: 0 ok; 1 an incompatible change no decision accepts, a canary
 step that did not do what it must, or a refused baseline; 2 a usage or setup

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"cozystack.io/tools/internal/sdkcompat"
+
+	"cozystack.io/contracts/doctest"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
@@ -88,18 +90,10 @@ func TestCommands(t *testing.T) {
 	}
 }
 
-// TestREADME: README.md's "SDK compatibility" names every command of
+// TestREADME: sdk/backup/README.md's "SDK compatibility" names every command of
 // cozystack-sdkcompat, its global flags, and the exit statuses of doc.go.
 func TestREADME(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(data), "\n## SDK compatibility\n")
-	if !ok {
-		t.Fatal(`README.md has no section "SDK compatibility"`)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := doctest.Section(t, "sdk/backup/README.md", "SDK compatibility")
 	rows := regexp.MustCompile("(?m)^\\| `([a-z]+)` \\|").FindAllStringSubmatch(section, -1)
 	var documented []string
 	for _, m := range rows {
@@ -112,11 +106,11 @@ func TestREADME(t *testing.T) {
 	slices.Sort(documented)
 	slices.Sort(commands)
 	if !slices.Equal(documented, commands) {
-		t.Errorf("README.md documents the commands %v; cozystack-sdkcompat has %v", documented, commands)
+		t.Errorf("sdk/backup/README.md documents the commands %v; cozystack-sdkcompat has %v", documented, commands)
 	}
 	for _, want := range []string{"`--root`", "`-o table|json`", "0 ok", "1 an incompatible change", "2 a usage or setup"} {
 		if !strings.Contains(strings.Join(strings.Fields(section), " "), want) {
-			t.Errorf("README.md's SDK compatibility does not say %q", want)
+			t.Errorf("sdk/backup/README.md's SDK compatibility does not say %q", want)
 		}
 	}
 }

@@ -3,7 +3,7 @@
 // modules, with the real binaries: it has tests only.
 //
 // TestHandoffToCatalogDriver proves the handoff of a strategy kind from the
-// platform to a catalog (issue 20): at platform release N the built-in Job
+// platform to a catalog: at platform release N the built-in Job
 // driver backs Postgres up; release N+1 hands the kind CNPG to the
 // services catalog (a handoff list naming catalog services 0.2.0). During
 // the window a new job waits with DriverBound reason DriverNotInstalled

@@ -7,6 +7,6 @@
 // The pieces: config (the file and the judging), goimports and helm (the
 // scanners), replacement (what the contracts offer instead of a forbidden
 // lookup or Capabilities check), report (counting and printing), edge (the
-// shared type). Command cozystack-boundaries runs it; README.md ("Module
+// shared type). Command cozystack-boundaries runs it; docs/contributor/boundaries.md ("Module
 // boundaries") documents the rules.
 package boundary

@@ -21,5 +21,5 @@
 //
 // Every step prints one line of progress; an error names the step and the
 // last state seen. Run runs it; `cozystack-local main-job` is its command,
-// and README.md ("Quick start") describes it.
+// and docs/contributor/architecture.md ("The main job") describes it.
 package mainjob

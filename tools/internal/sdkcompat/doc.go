@@ -29,6 +29,6 @@
 // Errors returned by Check, Baseline and RunCanary are setup errors (no
 // VERSION, no baseline, a package that does not compile, go missing);
 // incompatibility is a Result that is not OK. Command cozystack-sdkcompat
-// maps them to exit codes 2 and 1; README.md ("SDK compatibility")
+// maps them to exit codes 2 and 1; sdk/backup/README.md ("SDK compatibility")
 // documents it.
 package sdkcompat

@@ -31,7 +31,7 @@ func ComponentArtifactName(source, component string) string {
 }
 
 // Namespaces no catalog component may install into, privileged or not
-// (README.md, "Catalog delivery", "What a third-party catalog gets";
+// (docs/operator/catalogs.md, "Catalog delivery", "What a third-party catalog gets";
 // contracts/artifact/README.md, components[].namespace). Catalog.Validate
 // refuses them in catalog.yaml (contracts/artifact/validate.go) and the
 // operator refuses them again, with reason NamespaceNotAllowed, for a

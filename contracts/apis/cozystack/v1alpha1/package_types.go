@@ -148,7 +148,7 @@ type PackageSpec struct {
 	// whose components are declared in it installs there only when both
 	// catalogs declare components in it and both Packages list each other
 	// here for it. Otherwise the later one is Ready=False, reason
-	// NamespaceNotAllowed, naming the owner and what to set (README.md,
+	// NamespaceNotAllowed, naming the owner and what to set (docs/operator/catalogs.md,
 	// "Catalog delivery", "Ownership").
 	// +optional
 	// +listType=map

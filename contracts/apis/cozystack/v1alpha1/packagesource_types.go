@@ -54,7 +54,7 @@ const (
 	// ReasonIncompatibleValues: Ready=False; the newest revision changes
 	// the schema of an installed kind so that values existing applications
 	// store would no longer validate (a removed, renamed or narrowed key,
-	// README.md "Catalog delivery"). The message names the revision, each
+	// docs/operator/catalogs.md "Catalog delivery"). The message names the revision, each
 	// kind, its keys, the applications' count and namespaces, and the
 	// fix; nothing of the revision is installed until the applications or
 	// the catalog change, or spec.approvedIncompatibleRevision names the
@@ -131,7 +131,7 @@ type PackageSourceSpec struct {
 	// status.artifact.digest, e.g. "sha256:3b1f…") of one revision the
 	// cluster operator lets install although existing applications store
 	// values its schemas no longer accept (reason IncompatibleValues,
-	// README.md "Catalog delivery"): those applications fail their next
+	// docs/operator/catalogs.md "Catalog delivery"): those applications fail their next
 	// upgrade until their values are changed. It applies to that digest
 	// only; any other revision is checked as usual.
 	// +kubebuilder:validation:Pattern=`^sha256:[a-f0-9]{64}$`

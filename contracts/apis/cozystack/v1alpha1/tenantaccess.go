@@ -103,7 +103,7 @@ func CatalogInstallerServiceAccount(source string) string {
 // source>", a DNS label. Helm lists Secrets to find a release, and
 // Kubernetes cannot narrow a list by name, so the records live apart: the
 // catalog's installer reads Secrets only there, never every Secret of the
-// tenant namespace (README.md, "Tenants: who may do what"). It begins with
+// tenant namespace (docs/operator/tenants.md, "Tenants: who may do what"). It begins with
 // ReleaseStorageNamespacePrefix, which no catalog component may take
 // (ReservedNamespace), and has no "--<hash>" suffix, so it is never a
 // Package's storage namespace. cozystack-controller creates it

@@ -230,7 +230,7 @@ func (r *Resolver) Accept(ctx context.Context, d *backupsv1alpha1.BackupDriver) 
 			p := &v1alpha1.Package{}
 			// A claim recorded with a UID is the Package of that UID only:
 			// a Package re-created under the name of a deleted one does
-			// not inherit its namespace (README.md, "Ownership").
+			// not inherit its namespace (docs/operator/catalogs.md, "Ownership").
 			uid := n.Annotations[names.AnnotationPackageUID]
 			if err := r.Reader.Get(ctx, types.NamespacedName{Name: f.NamespacePackage}, p); err == nil && (uid == "" || uid == string(p.UID)) {
 				f.Package = p

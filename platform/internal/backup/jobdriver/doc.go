@@ -26,7 +26,7 @@
 // not parse or execute fails the run TemplateError naming its field, and no
 // Job exists.
 //
-// What a class may ask for (contract k7, "Tenant isolation"; README.md,
+// What a class may ask for (contract k7, "Tenant isolation"; docs/operator/backups.md,
 // "Backups"), checked after rendering and before anything is created:
 //   - every pod passes Pod Security "restricted" (latest), evaluated with
 //     k8s.io/pod-security-admission whatever the namespace's labels; fields

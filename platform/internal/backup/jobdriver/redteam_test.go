@@ -298,7 +298,7 @@ func attack() map[string]any {
 	}}}}
 }
 
-// TestRedTeamBackupClasses (issue 29, part 4): a privileged catalog with
+// TestRedTeamBackupClasses: a privileged catalog with
 // only the shipped driver charts' rights on BackupClasses writes a Job
 // class; the Job driver refuses every pod that fails Pod Security
 // "restricted" or runs as another ServiceAccount, and every Secret that is

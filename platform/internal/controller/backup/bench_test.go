@@ -22,7 +22,7 @@ import (
 	"cozystack.io/sdk/localcp"
 )
 
-// benchPlans is the scale of the scheduling benchmark (issue 19): Plans
+// benchPlans is the scale of the scheduling benchmark: Plans
 // due in the same minute.
 const benchPlans = 1000
 

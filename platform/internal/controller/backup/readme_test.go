@@ -2,7 +2,6 @@ package backup_test
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
 
@@ -12,22 +11,22 @@ import (
 
 	"cozystack.io/platform/internal/controller/backup/backuptest"
 	"cozystack.io/platform/internal/install"
+
+	"cozystack.io/contracts/doctest"
 )
 
-// Every object of README.md's "Backups" section is one the API server
-// accepts: created with a server-side dry run and strict field validation
-// (an unknown or misspelt field fails), in the namespaces it names.
+// Every object of the "Backups" sections of docs/operator/backups.md (the
+// cluster operator's BackupClass) and docs/tenant/backups.md (the tenant's
+// Plan and RestoreJob) is one the API server accepts: created with a
+// server-side dry run and strict field validation (an unknown or misspelt
+// field fails), in the namespaces it names.
 func TestREADMEBackupExamples(t *testing.T) {
 	need(t)
-	data, err := os.ReadFile("../../../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	docs := []string{"docs/operator/backups.md", "docs/tenant/backups.md"}
+	var section string
+	for _, doc := range docs {
+		section += doctest.Section(t, doc, "Backups") + "\n"
 	}
-	_, section, ok := strings.Cut(string(data), "\n## Backups\n")
-	if !ok {
-		t.Fatal(`README.md has no section "Backups"`)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
 	if err := install.CRDs(backuptest.Context(t), env.Config, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +47,11 @@ func TestREADMEBackupExamples(t *testing.T) {
 				backuptest.Namespace(t, c, ns)
 			}
 			if err := c.Create(backuptest.Context(t), u, client.DryRunAll, client.FieldValidation("Strict")); err != nil {
-				t.Errorf("README.md, Backups: %s %s: %v", u.GetKind(), u.GetName(), err)
+				t.Errorf("%v, Backups: %s %s: %v", docs, u.GetKind(), u.GetName(), err)
 			}
 		}
 	}
 	if n != 3 {
-		t.Errorf("README.md, Backups: %d objects, want the BackupClass, the Plan and the RestoreJob", n)
+		t.Errorf("%v, Backups: %d objects, want the BackupClass, the Plan and the RestoreJob", docs, n)
 	}
 }

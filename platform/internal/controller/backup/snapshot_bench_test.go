@@ -173,7 +173,7 @@ func snapshotGrowth(t testing.TB, ns, values string) growth {
 }
 
 // bigApplication is a VMInstance-like spec of about 1 MB: a
-// 1,000,000-character cloudInit (issue 28, part 4).
+// 1,000,000-character cloudInit.
 func bigApplication() string {
 	return `{"size":"10Gi","cloudInit":"#cloud-config\n` + strings.Repeat("x", 1_000_000) + `"}`
 }
@@ -192,7 +192,7 @@ func startSnapshotCore(t testing.TB) {
 // nothing is compacted meanwhile), the bytes of the revisions written
 // (written-B/job) and of the objects kept (live-B/job), averaged over
 // snapshotJobs jobs after a first one stored the snapshot. Each
-// application's jobs run once whatever b.N. Before issue 28 the 1 MB
+// application's jobs run once whatever b.N. Before snapshots by reference the 1 MB
 // application cost about 1 MB per revision of each job (the values were
 // in every BackupJob status and Backup).
 func BenchmarkSnapshotGrowth(b *testing.B) {
@@ -214,7 +214,7 @@ func BenchmarkSnapshotGrowth(b *testing.B) {
 	}
 }
 
-// TestSnapshotGrowth is the acceptance bound of issue 28, part 4: a
+// TestSnapshotGrowth is the acceptance bound of snapshots by reference: a
 // BackupJob of a 1 MB application adds under 10 KB of backup objects to
 // etcd (its BackupJob, its Backup, its share of the snapshot), and no
 // revision any of its writes stores carries the application's values:

@@ -114,7 +114,7 @@ func createPod(t *testing.T, c client.Client, ns, name string) error {
 	}
 }
 
-// The issue 28 attack on count/...: a parent capped at count/pods: 5 gave
+// The attack on count/...: a parent capped at count/pods: 5 gave
 // a child 3 and kept all 5 for itself. The ResourceQuota tenant-subtree
 // (contract K2, Tenant quotas) holds the parent's namespace to its limit
 // minus its children's, and kube-apiserver's quota admission refuses the

@@ -25,7 +25,7 @@ func RoleNames(source string) []string {
 
 // RemoveGrants deletes the ClusterRoles of PackageSource source, which is
 // gone, once none of the ApplicationDefinitions it installed is left
-// (README.md, "Catalog delivery", "What a third-party catalog gets": a
+// (docs/operator/catalogs.md, "Catalog delivery", "What a third-party catalog gets": a
 // catalog's grants go with it). While one is left (its kind still has
 // applications, held by v1alpha1.FinalizerApplications, or nobody deleted
 // it) the roles stay, since the catalog's installer uninstalls those

@@ -12,7 +12,7 @@ import (
 	"cozystack.io/platform/internal/operator/names"
 )
 
-// Release prefixes belong to catalogs (README.md, "Catalog delivery";
+// Release prefixes belong to catalogs (docs/operator/catalogs.md, "Catalog delivery";
 // contract K1, "The HelmRelease of an object"): an object <name> of a kind
 // is stored as the HelmRelease <prefix><name> in its namespace, so two
 // kinds whose prefixes are equal, or one of which starts the other

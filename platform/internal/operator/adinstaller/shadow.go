@@ -45,7 +45,7 @@ func ServedNames(lists []*metav1.APIResourceList) map[string]string {
 // Shadowing returns a *ConflictError when an ApplicationDefinition of objs
 // has a plural, singular or short name that served (ServedNames) holds:
 // the application kind would shadow that resource for kubectl, or be
-// shadowed by it (README.md, "Catalog delivery", "What a third-party
+// shadowed by it (docs/operator/catalogs.md, "Catalog delivery", "What a third-party
 // catalog gets"). The error names the definition, the name and the
 // resource.
 func Shadowing(objs []*unstructured.Unstructured, served map[string]string) error {

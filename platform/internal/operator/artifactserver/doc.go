@@ -2,7 +2,7 @@
 // PackageSources serve, over plain HTTP, to helm-controller, which
 // downloads them from the URLs in ExternalArtifact status and checks their
 // SHA-256 digest: the operator is the charts' source, so no Flux
-// source-controller is needed (README.md, "Catalog delivery").
+// source-controller is needed (docs/operator/catalogs.md, "Catalog delivery").
 //
 // URLs are content-addressed: /<packagesource>/<chart digest>/<chart
 // name>-<chart version>.tgz. A new revision gets new URLs, so the bytes

@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 
 const (
 	// chartData is the random data in each chart, in bytes: charts of
-	// 95 MiB (`make bench-memory`, README.md "Make targets"), under the 100 MiB limits of a chart archive
+	// 95 MiB (`make bench-memory`, docs/contributor/development.md "Make targets"), under the 100 MiB limits of a chart archive
 	// (artifact.PullOptions.MaxChartSize) and of its content (safetar).
 	chartData = 95 << 20
 	// defaultCharts is the number of charts without COZY_MEMORY_CHARTS.

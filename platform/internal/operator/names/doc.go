@@ -1,7 +1,7 @@
 // Package names derives the names, labels and annotations of everything
 // cozystack-operator creates, so that two different inputs never map to the
 // same object (the system we follow collapses "." to "-", so there the
-// Packages "acme.web" and "acme-web" collide; README.md, "Catalog
+// Packages "acme.web" and "acme-web" collide; docs/operator/catalogs.md, "Catalog
 // delivery", "Names", states the rule).
 //
 // The rule: every derived name is a readable prefix (the inputs joined with
@@ -33,6 +33,6 @@
 // write an object can set them, a tenant included (an application's labels
 // reach its HelmRelease). What the operator owns is decided by the
 // object's controller reference, carrying the owning Package's UID (see
-// package packagereconciler, and README.md, "Catalog delivery",
+// package packagereconciler, and docs/operator/catalogs.md, "Catalog delivery",
 // "Ownership").
 package names

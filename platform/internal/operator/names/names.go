@@ -32,7 +32,7 @@ const (
 	AnnotationPackage = "cozystack.io/package"
 	// AnnotationPackageUID and AnnotationCatalog, with AnnotationPackage,
 	// are a Namespace's claim: the UID of the Package that owns it and the
-	// name of that Package's catalog (README.md, "Catalog delivery",
+	// name of that Package's catalog (docs/operator/catalogs.md, "Catalog delivery",
 	// "Ownership"). A Namespace is the one cluster-scoped object the
 	// operator marks by annotation instead of an owner reference (the
 	// garbage collector would delete it, and what others put there, with

@@ -57,7 +57,7 @@ func TestHelmReleaseNames(t *testing.T) {
 			t.Errorf("ClusterRBAC(%s) = %q: %v", key, cr, msgs)
 		}
 	}
-	// The pair collision of the system we follow (README.md, "Catalog
+	// The pair collision of the system we follow (docs/operator/catalogs.md, "Catalog
 	// delivery", "Names").
 	if HelmRelease("acme.web", "x") == HelmRelease("acme-web", "x") {
 		t.Error("acme.web and acme-web map to the same HelmRelease")

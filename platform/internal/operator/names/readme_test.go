@@ -1,22 +1,20 @@
 package names
 
 import (
-	"os"
 	"strings"
 	"testing"
+
+	"cozystack.io/contracts/doctest"
 )
 
-// README.md ("Catalog delivery", "Names") states the names of a
-// component's objects; they are what this package derives.
+// docs/operator/catalogs.md ("Catalog delivery", "Names") states the
+// names of a component's objects; they are what this package derives.
 func TestREADMENames(t *testing.T) {
-	data, err := os.ReadFile("../../../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := strings.Join(strings.Fields(string(data)), " ")
+	const doc = "docs/operator/catalogs.md"
+	readme := strings.Join(strings.Fields(doctest.Section(t, doc, "Catalog delivery")), " ")
 	i := strings.Index(readme, "- **Names.**")
 	if i < 0 {
-		t.Fatal(`README.md has no "Names." item`)
+		t.Fatalf(`%s has no "Names." item`, doc)
 	}
 	item, _, _ := strings.Cut(readme[i+1:], " - **")
 	release := HelmRelease("acme.web", "api")
@@ -26,14 +24,14 @@ func TestREADMENames(t *testing.T) {
 		{"`cozystack.io:package:<release>`", ClusterRBAC("acme.web", "api"), "cozystack.io:package:" + release},
 	} {
 		if !strings.Contains(item, tc.readme) {
-			t.Errorf("README.md's Names item does not say %s:\n%s", tc.readme, item)
+			t.Errorf("%s's Names item does not say %s:\n%s", doc, tc.readme, item)
 		}
 		if tc.got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.readme, tc.got, tc.want)
 		}
 	}
 	if !strings.Contains(item, "fits Helm's 53 characters") || MaxReleaseName != 53 {
-		t.Errorf("README.md's Names item and MaxReleaseName (%d) disagree", MaxReleaseName)
+		t.Errorf("%s's Names item and MaxReleaseName (%d) disagree", doc, MaxReleaseName)
 	}
 	if !strings.HasPrefix(release, "acme-web-api--") || len(release) != len("acme-web-api--")+hashLen {
 		t.Errorf("HelmRelease(acme.web, api) = %q, want acme-web-api--<%d hex digits>", release, hashLen)

@@ -54,7 +54,7 @@ func (r *Reconciler) get(ctx context.Context, obj client.Object) (client.Object,
 // (controlledBy), with their owners (see conflictMessage); none when p may
 // write all of them. It runs before anything is written, so a conflict leaves
 // nothing half created and a HelmRelease another Package owns is never
-// overwritten (README.md, "Catalog delivery", "Refusals leave nothing
+// overwritten (docs/operator/catalogs.md, "Catalog delivery", "Refusals leave nothing
 // behind" and "Ownership"), and an object someone labelled or annotated
 // as p's is never adopted.
 func (r *Reconciler) guard(ctx context.Context, p *v1alpha1.Package, ds []*desired) ([]conflict, error) {

@@ -19,7 +19,7 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
-// CRD groups at admission (README.md, "Catalog delivery", "What a
+// CRD groups at admission (docs/operator/catalogs.md, "Catalog delivery", "What a
 // third-party catalog gets", "CRD groups"): whatever route a chart takes
 // (crds/, which Helm installs and, on upgrade with CreateReplace,
 // replaces outside the release's ownership checks; templates; a workload
@@ -96,7 +96,7 @@ func crdPolicy(p *v1alpha1.Package, catalog string, groups []string, components 
 	}
 	name := crdPolicyName(p.Name)
 	who := fmt.Sprintf("Package %s (catalog %s)", p.Name, catalog)
-	rule := `(README.md, "Catalog delivery", "CRD groups")`
+	rule := `(docs/operator/catalogs.md, "Catalog delivery", "CRD groups")`
 
 	m := ownerMeta(p, "")
 	m.Name = name

@@ -1,5 +1,5 @@
 // Package packagereconciler is the Package reconciler of cozystack-operator
-// (its rules: README.md, "Catalog delivery"; the catalog it installs:
+// (its rules: docs/operator/catalogs.md, "Catalog delivery"; the catalog it installs:
 // contracts/artifact/README.md). For each Package it installs one variant
 // of its PackageSource's catalog: one HelmRelease per enabled component, in the
 // component's namespace, whose chartRef is the ExternalArtifact the

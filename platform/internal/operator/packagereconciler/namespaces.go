@@ -18,7 +18,7 @@ import (
 )
 
 // A namespace belongs to exactly one Package from the moment it is claimed
-// (README.md, "Catalog delivery", "Ownership"). The claim is the Namespace
+// (docs/operator/catalogs.md, "Catalog delivery", "Ownership"). The claim is the Namespace
 // itself, created by the operator (Create is atomic: of two Packages
 // claiming one name, the second gets AlreadyExists and checks again) and
 // annotated with the owner's name, UID and catalog (names.AnnotationPackage,

@@ -24,7 +24,7 @@ func shares(namespace string, pkgs ...string) *v1alpha1.PackageSpec {
 	return &v1alpha1.PackageSpec{SharedNamespaces: []v1alpha1.SharedNamespace{{Namespace: namespace, Packages: pkgs}}}
 }
 
-// TestNamespaceOwner is the table of namespaceOwner's rules (README.md,
+// TestNamespaceOwner is the table of namespaceOwner's rules (docs/operator/catalogs.md,
 // "Catalog delivery", "Ownership").
 func TestNamespaceOwner(t *testing.T) {
 	me := claim{Package: "b", UID: "uid-b", Catalog: "cat-b"}

@@ -72,7 +72,7 @@ func (d *desired) objects() []client.Object {
 // build returns the objects of component c of plan p. tenant says whether
 // c's namespace is a tenant namespace (labelled v1alpha1.LabelTenant).
 //
-// Values layer (README.md, "Catalog delivery", "Values";
+// Values layer (docs/operator/catalogs.md, "Catalog delivery", "Values";
 // contracts/artifact/README.md) as
 // chart defaults < catalog values < cluster values (K2) < Package values:
 // helm-controller merges valuesFrom in order and spec.values last, so the
@@ -128,7 +128,7 @@ func build(p *plan, c plannedComponent, tenant bool) *desired {
 		// uninstalling this release would then delete them.
 		// DisableHooks: Helm creates hook objects outside the release's
 		// ownership checks (a before-hook-creation hook deletes whatever
-		// holds its name), so no hook runs (README.md, "Catalog
+		// holds its name), so no hook runs (docs/operator/catalogs.md, "Catalog
 		// delivery", "What a third-party catalog gets").
 		Install: &helmv2.Install{
 			CRDs:                 helmv2.Create,

@@ -78,7 +78,7 @@ func newView(p *v1alpha1.Package, src *v1alpha1.PackageSource, platform requirem
 			Message: fmt.Sprintf("PackageSource %q has not served a revision yet: see its Ready condition", src.Name)}
 	}
 	if ready := apimeta.FindStatusCondition(src.Status.Conditions, meta.ReadyCondition); ready == nil || ready.Status != metav1.ConditionTrue || ready.ObservedGeneration != src.Generation {
-		// All or nothing (README.md, "Catalog delivery", "Refusals leave
+		// All or nothing (docs/operator/catalogs.md, "Catalog delivery", "Refusals leave
 		// nothing behind"): a source that refused its revision
 		// (a conflict, a bad declaration) installs nothing of it.
 		msg := "no Ready condition yet"

@@ -11,7 +11,7 @@ import (
 	"cozystack.io/platform/internal/operator/status"
 )
 
-// Consent is specific (README.md, "Catalog delivery", "What a third-party
+// Consent is specific (docs/operator/catalogs.md, "Catalog delivery", "What a third-party
 // catalog gets"): spec.allowPrivileged consents to
 // the privileged rights a Package is granted when it first installs; a
 // later revision that asks for a right not granted yet stops with

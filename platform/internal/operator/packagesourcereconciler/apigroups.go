@@ -11,7 +11,7 @@ import (
 	"cozystack.io/platform/internal/operator/status"
 )
 
-// CRD groups across catalogs (README.md, "Catalog delivery", "What a
+// CRD groups across catalogs (docs/operator/catalogs.md, "Catalog delivery", "What a
 // third-party catalog gets", "CRD groups"; contracts/artifact/README.md):
 // an API group belongs to the catalog that ships it first, so a catalog
 // whose provides.apiGroups names a group an older PackageSource's catalog

@@ -17,7 +17,7 @@ import (
 
 // Step 3: the checks of what the served revision installs, before anything
 // of it is published, so that a refused revision publishes nothing (all or
-// nothing: README.md, "Catalog delivery", "Refusals leave nothing
+// nothing: docs/operator/catalogs.md, "Catalog delivery", "Refusals leave nothing
 // behind"). Each check is one named verdict (checks lists them in order);
 // the first that refuses decides.
 
@@ -169,7 +169,7 @@ func (r *Reconciler) checkKindsInUse(ctx context.Context, c *candidate) (*status
 // checkValuesCompatible refuses (IncompatibleValues) a revision whose
 // schemas no longer accept values existing applications store, unless the
 // operator consented to its digest (spec.approvedIncompatibleRevision;
-// README.md, "Catalog delivery"; compat.go).
+// docs/operator/catalogs.md, "Catalog delivery"; compat.go).
 func (r *Reconciler) checkValuesCompatible(ctx context.Context, c *candidate) (*status.Result, error) {
 	broken, err := incompatible(ctx, r.Client, r.APIReader, c.ps.Name, c.objs)
 	if err != nil {
@@ -212,7 +212,7 @@ var errBound = errors.New("refused")
 // older than ps (by creation, then name) serves a catalog named catalog:
 // catalog names are unique across PackageSources, since Packages' dependsOn
 // and the ApplicationDefinitions' release.source name catalogs, and the
-// first source keeps its name (README.md, "Catalog delivery", "Refusals leave nothing behind").
+// first source keeps its name (docs/operator/catalogs.md, "Catalog delivery", "Refusals leave nothing behind").
 func (r *Reconciler) uniqueCatalog(ctx context.Context, ps *v1alpha1.PackageSource, catalog string) error {
 	var list v1alpha1.PackageSourceList
 	if err := r.Client.List(ctx, &list); err != nil {
@@ -239,7 +239,7 @@ func older(a, b *v1alpha1.PackageSource) bool {
 // MaxStatusBytes bounds the JSON of what a PackageSource's status copies
 // from its catalog (libraries, variants, applications): etcd refuses an
 // object over about 1.5 MiB, and a status that cannot be written would
-// leave the source re-pulling with no word of why (README.md, "Catalog delivery", "What a third-party catalog gets").
+// leave the source re-pulling with no word of why (docs/operator/catalogs.md, "Catalog delivery", "What a third-party catalog gets").
 const MaxStatusBytes = 512 << 10
 
 // checkStatusSize returns an error wrapping errBound when catalog c's

@@ -113,7 +113,7 @@ func DescribeIncompatible(kinds []Incompatibility) string {
 // returns the failing keys sorted by path, and the affected applications
 // per namespace; none when every application's values pass. A new schema
 // that does not compile is not judged here: cozystack-api reports it on
-// the ApplicationDefinition. The rule is README.md, "Catalog delivery".
+// the ApplicationDefinition. The rule is docs/operator/catalogs.md, "Catalog delivery".
 func CheckValues(oldSchema, newSchema string, apps []StoredValues) ([]KeyChange, map[string]int) {
 	if oldSchema == newSchema {
 		return nil, nil

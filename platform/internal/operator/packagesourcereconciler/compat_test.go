@@ -8,7 +8,7 @@ import (
 )
 
 // TestCheckValues: which stored values a new schema of a kind no longer
-// accepts (README.md, "Catalog delivery"), by key, with renames named.
+// accepts (docs/operator/catalogs.md, "Catalog delivery"), by key, with renames named.
 func TestCheckValues(t *testing.T) {
 	const v1 = `{"type":"object","additionalProperties":false,"properties":{
 		"maxMemory":{"type":"string","default":"64Mi"},

@@ -10,7 +10,7 @@ import (
 	"cozystack.io/contracts/artifact"
 )
 
-// Publish on demand (README.md, "Catalog delivery", "What a third-party
+// Publish on demand (docs/operator/catalogs.md, "Catalog delivery", "What a third-party
 // catalog gets"): a source publishes the chart of a component only while
 // a Package of it enables that component, so a catalog nobody installs
 // creates no ExternalArtifact for its components, however many it

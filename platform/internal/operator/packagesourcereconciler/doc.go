@@ -1,5 +1,5 @@
 // Package packagesourcereconciler is the PackageSource reconciler of
-// cozystack-operator (its rules: README.md, "Catalog delivery"; the
+// cozystack-operator (its rules: docs/operator/catalogs.md, "Catalog delivery"; the
 // artifact it pulls: contracts/artifact/README.md). Each reconcile of a
 // PackageSource runs these steps, numbered alike in Reconcile, one file
 // each:

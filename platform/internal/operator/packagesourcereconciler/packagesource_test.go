@@ -73,7 +73,7 @@ func TestDockerCredential(t *testing.T) {
 }
 
 // TestBackoff: retries wait firstRetry, doubling with each failure in a
-// row, never longer than the source's interval (README.md, "Catalog delivery": 10 s, doubling, at most spec.interval).
+// row, never longer than the source's interval (docs/operator/catalogs.md, "Catalog delivery": 10 s, doubling, at most spec.interval).
 func TestBackoff(t *testing.T) {
 	for _, tc := range []struct {
 		failures int

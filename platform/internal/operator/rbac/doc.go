@@ -1,6 +1,6 @@
 // Package rbac builds the least-privilege identity one component of a
 // Package installs through, where the publisher charts of the system we
-// follow install as cluster-admin (README.md, "Catalog delivery", "RBAC";
+// follow install as cluster-admin (docs/operator/catalogs.md, "Catalog delivery", "RBAC";
 // a component's rules are declared in catalog.yaml,
 // contracts/artifact/README.md).
 //

@@ -8,7 +8,7 @@
 // status.observedGeneration is the generation reconciled).
 //
 // The kstatus semantics (Kubernetes API conventions, "Typical status
-// properties"; README.md, "Catalog delivery"): Ready is always
+// properties"; docs/operator/catalogs.md, "Catalog delivery"): Ready is always
 // present; Reconciling is present (True) only while the operator is still
 // working towards Ready; Stalled is present (True) only when it cannot get
 // there without a person changing something. Reasons are CamelCase (the

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// MaxMessage bounds a condition message Write stores (README.md, "Catalog
+// MaxMessage bounds a condition message Write stores (docs/operator/catalogs.md, "Catalog
 // delivery", "What a third-party catalog gets"): a message built from what
 // a catalog declares (its conflicts, its definitions) could otherwise
 // grow past the API's 32 KiB limit on a condition message, and the status

@@ -4,7 +4,7 @@
 // names.StoreTag(source). The artifact server reads chart archives from it
 // by digest; after a restart the served revisions are still there, so a
 // registry that is down never takes a served chart away: a failed pull
-// keeps the last good revision serving (README.md, "Catalog delivery",
+// keeps the last good revision serving (docs/operator/catalogs.md, "Catalog delivery",
 // "Last good revision").
 //
 // Nothing enters the store unverified: Pull stores an artifact only after

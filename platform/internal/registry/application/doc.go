@@ -21,7 +21,7 @@
 //   - convert.go: HelmRelease <-> application (ToHelmRelease,
 //     FromHelmRelease, Status).
 //
-// The list path is the performance layer (README.md, "What a tenant may
+// The list path is the performance layer (docs/tenant/applications.md, "What a tenant may
 // send", and the benchmarks in platform/internal/apiserver): releaselister.go
 // streams a HelmRelease list from kube-apiserver without decoding
 // unchanged items, releasecache.go serves lists that may come from a cache

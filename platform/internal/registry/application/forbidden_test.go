@@ -9,7 +9,7 @@ import (
 
 // The API server's forbidden, as helm-controller v1.4 reports a failed
 // install in Ready, becomes reason Forbidden naming the object, the
-// installer, why and who must act (README.md, "Tenants: who may do what"; K5 k5-cozy-lib.md, "The identities releases install as").
+// installer, why and who must act (docs/operator/tenants.md, "Tenants: who may do what"; K5 k5-cozy-lib.md, "The identities releases install as").
 func TestForbiddenCondition(t *testing.T) {
 	const install = `Helm install failed for release tenant-a/esc with chart escalator@0.1.0: `
 	for _, tc := range []struct {

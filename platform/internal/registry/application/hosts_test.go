@@ -96,7 +96,7 @@ func TestHostRule(t *testing.T) {
 	}
 }
 
-// The attack of issue 28 (part 6): a child was given its parent's exact
+// The host attack: a child was given its parent's exact
 // host, and hosts derived by default (<name>.<parent's host>) were never
 // checked, so two tenants both got prod.taa.<domain>. Every tenant's
 // effective host is unique in the cluster (contract K2, Hosts).

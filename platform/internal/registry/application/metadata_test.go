@@ -299,7 +299,7 @@ func TestAnnotationBudget(t *testing.T) {
 
 // An application never takes a release name cozystack-operator reserves
 // for Package components: a tenant pre-creating a component's future
-// release name would stall the Package on Conflict (README.md, "Catalog
+// release name would stall the Package on Conflict (docs/operator/catalogs.md, "Catalog
 // delivery", "Names").
 func TestReservedReleaseNames(t *testing.T) {
 	r := NewREST(storageKind(t), Backend{}) // release prefix "postgres-"

@@ -149,7 +149,7 @@ func quantities(kv ...string) corev1.ResourceList {
 	return out
 }
 
-// The attack of issue 28 (part 3): a super-admin of a tenant capped at
+// The quota attack: a super-admin of a tenant capped at
 // cpu: 1, count/pods: 5 gave a child cpu: 100k, or no quota at all, and
 // any number of children. The quota tree (contract K2, Tenant quotas)
 // refuses each: a child limits every resource its parent limits, within

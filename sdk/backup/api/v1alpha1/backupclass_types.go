@@ -25,7 +25,7 @@ const (
 const LabelClassNamespace = "backups.cozystack.io/class-namespace"
 
 // ReservedClassNames are the BackupClass names only the cluster operator
-// and the platform may write (contract k7, "Kinds"): "default", the class README.md's
+// and the platform may write (contract k7, "Kinds"): "default", the class docs/operator/backups.md's
 // "Backups" has tenants name, and "job", the built-in driver's name. The policy backupclass-reserved-names.cozystack.io
 // refuses them to every other ServiceAccount.
 var ReservedClassNames = []string{"default", "job"}

@@ -149,7 +149,7 @@ func TestReasons(t *testing.T) {
 			check: checkWaiting,
 		},
 		{
-			// Issue 28, part 4: an application larger than a snapshot
+			// An application larger than a snapshot
 			// holds fails its job, naming the size and the limit.
 			name: "snapshot failed",
 			setup: func(t *testing.T) string {

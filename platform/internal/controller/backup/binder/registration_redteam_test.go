@@ -44,8 +44,8 @@ const (
 
 // A driver of a catalog tries to pass for another, serve what its catalog
 // does not declare, look alive on another driver's Lease, take the
-// platform's Job driver, and change other drivers' registrations (issue 29,
-// part 5). Every forged registration is refused with Accepted=False naming
+// platform's Job driver, and change other drivers' registrations.
+// Every forged registration is refused with Accepted=False naming
 // the rule and the owner, no job is bound to it, the victim's registration
 // and Lease are unchanged, and the victim still registers, is accepted and
 // binds.

@@ -20,7 +20,7 @@ import (
 )
 
 // bigValues is a VMInstance-like spec of about 1 MB: a 1,000,000-character
-// cloudInit (issue 28, part 4).
+// cloudInit.
 func bigValues(size string) string {
 	return `{"size":"` + size + `","cloudInit":"#cloud-config\n` + strings.Repeat("x", 1_000_000) + `"}`
 }
@@ -45,7 +45,7 @@ func storedBytes(t *testing.T, j *backupsv1alpha1.BackupJob) int {
 	return len(raw)
 }
 
-// TestSnapshotByReference (issue 28, part 4): five BackupJobs of a 1 MB
+// TestSnapshotByReference: five BackupJobs of a 1 MB
 // application each carry a reference of a few hundred bytes (release,
 // generation, digest, ConfigMap), never the values; the five share one
 // snapshot ConfigMap holding the values once, owned through its owners

@@ -1,6 +1,6 @@
 // Package quota keeps, in every tenant namespace (one labelled
 // namespace.cozystack.io/tenant, v1alpha1.LabelTenant), the ResourceQuota cozy-backup-objects that bounds the backup objects a
-// tenant can make (contract k7, "Limits"; issue 28, part 4): object counts
+// tenant can make (contract k7, "Limits"): object counts
 // of Plans, BackupJobs, Backups and RestoreJobs (count/<plural>.<group>
 // of backups.cozystack.io), so a tenant with the use role cannot grow
 // etcd without bound by creating jobs. kube-apiserver's ResourceQuota

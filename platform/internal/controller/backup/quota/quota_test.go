@@ -31,7 +31,7 @@ func job(ns, name string) *backupsv1alpha1.BackupJob {
 		BackupClassName: "vm"}}
 }
 
-// TestBackupObjectsQuota (issue 28, part 4): every tenant namespace gets
+// TestBackupObjectsQuota: every tenant namespace gets
 // the ResourceQuota cozy-backup-objects with the configured counts, and
 // kube-apiserver refuses the BackupJob beyond the limit, naming the quota
 // and the resource; a namespace that is not a tenant's gets none.

@@ -39,7 +39,7 @@ func snapshotRef(t *testing.T, ns, app string, spec map[string]any, stored []byt
 	return &backupsv1alpha1.SnapshotRef{ReleaseName: prefix + app, ReleaseGeneration: 1, Digest: digest, Size: int64(len(values)), ConfigMapName: name}
 }
 
-// TestSnapshotByReference (issue 28, part 4): a Backup carries only a
+// TestSnapshotByReference: a Backup carries only a
 // reference to its application snapshot; a NewApplication restore reads
 // the values from the snapshot ConfigMap, verified against the digest.
 // A snapshot changed after it was written (here: a size of 900Gi where
