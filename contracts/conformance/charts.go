@@ -6,6 +6,8 @@ import (
 	"text/template/parse"
 
 	"helm.sh/helm/v3/pkg/chart"
+
+	"cozystack.io/contracts/helmtemplate"
 )
 
 // loadedChart is one chart of the catalog with what the rules read of it.
@@ -29,6 +31,11 @@ type parsedTemplate struct {
 	file  string // relative to the catalog
 	text  string
 	trees map[string]*parse.Tree
+}
+
+// walkFile is t as the shared walker reads it.
+func (t *parsedTemplate) walkFile() *helmtemplate.File {
+	return &helmtemplate.File{Name: t.file, Text: t.text, Trees: t.trees}
 }
 
 // chartSet holds the catalog's charts by chart path.
