@@ -6,8 +6,10 @@ package conformance
 // new manifest, and the release installs any object the tenant writes
 // after it.
 //
-// The check follows values through the template as text/template would
-// evaluate them, as far as it can know without running it: fields of
+// The check is a Visitor of the shared walk (contracts/helmtemplate, which
+// keeps the scopes, the dot and the defines followed): it follows values
+// through the template as text/template would evaluate them, as far as it
+// can know without running it: fields of
 // .Values, variables, range and with, index/get/dig, list and dict
 // (positions and literal keys kept, set included), toYaml/toJson then
 // fromYaml/fromJson, and the defines a template includes, from the chart
@@ -25,6 +27,8 @@ import (
 	"text/template/parse"
 
 	"helm.sh/helm/v3/pkg/chart"
+
+	"cozystack.io/contracts/helmtemplate"
 )
 
 // unquotedRule is the rule's ID.
@@ -135,31 +139,25 @@ func (v val) lit() (string, bool) {
 	return "", false
 }
 
-// stringsAnalysis checks one chart's templates.
+// stringsAnalysis checks one chart's templates: the Visitor of the
+// shared walk (contracts/helmtemplate) whose values are val.
 type stringsAnalysis struct {
+	helmtemplate.Base[val]
 	chart   *loadedChart
 	schema  any
 	reserve []string
-	defines map[string]defineRef
-	stack   []string
-	seen    map[string]bool
-	out     []Finding
+	w       *helmtemplate.Walker[val]
+	// printing are the defines being walked, innermost last.
+	printing []*printed
+	seen     map[string]bool
+	out      []Finding
 }
 
-type defineRef struct {
-	tree *parse.Tree
-	t    *parsedTemplate
-}
-
-// frame is one template or define being evaluated.
-type frame struct {
-	t      *parsedTemplate
-	define string // "" for a template file
-	scopes []map[string]val
-	dollar val
-	// printed: the free strings a define printed raw, and what it printed.
-	printed []source
-	inner   val
+// printed is what a define prints: the free strings it printed raw, and
+// what it printed.
+type printed struct {
+	taint []source
+	inner val
 }
 
 // checkUnquotedStrings reports K4-unquoted-string in the charts that have
@@ -178,35 +176,22 @@ func checkUnquotedStrings(charts chartSet) []Finding {
 
 func analyzeStrings(c *loadedChart) []Finding {
 	a := &stringsAnalysis{chart: c, schema: c.schemaDoc, reserve: append(slices.Clone(PlatformKeys), c.dependencyKeys()...),
-		defines: map[string]defineRef{}, seen: map[string]bool{}}
+		seen: map[string]bool{}}
 	// Dependencies first: the chart's own defines override theirs, as
 	// Helm parses a parent's templates after its subcharts'.
-	a.addDefines(dependencyTemplates(c.path, c.chart))
-	a.addDefines(c.templates)
-	for _, t := range c.templates {
-		base := t.file[strings.LastIndex(t.file, "/")+1:]
+	var files []*helmtemplate.File
+	for _, t := range append(dependencyTemplates(c.path, c.chart), c.templates...) {
+		files = append(files, t.walkFile())
+	}
+	a.w = helmtemplate.New[val](a, files...)
+	for _, f := range files[len(files)-len(c.templates):] {
+		base := f.Name[strings.LastIndex(f.Name, "/")+1:]
 		if strings.HasPrefix(base, "_") || base == "NOTES.txt" {
 			continue // Helm installs nothing of these
 		}
-		tree := t.trees[t.file]
-		if tree == nil || tree.Root == nil {
-			continue
-		}
-		root := val{{kind: aRoot}}
-		f := &frame{t: t, scopes: []map[string]val{{}}, dollar: root}
-		a.walk(f, tree.Root, root)
+		a.w.Walk(f, f.Name, val{{kind: aRoot}})
 	}
 	return a.out
-}
-
-func (a *stringsAnalysis) addDefines(ts []*parsedTemplate) {
-	for _, t := range ts {
-		for name, tree := range t.trees {
-			if name != t.file {
-				a.defines[name] = defineRef{tree: tree, t: t}
-			}
-		}
-	}
 }
 
 // dependencyTemplates parses the templates of c's dependencies, at every
@@ -228,202 +213,84 @@ func dependencyTemplates(chartPath string, c *chart.Chart) []*parsedTemplate {
 	return out
 }
 
-func (f *frame) push()                      { f.scopes = append(f.scopes, map[string]val{}) }
-func (f *frame) pop()                       { f.scopes = f.scopes[:len(f.scopes)-1] }
-func (f *frame) declare(name string, v val) { f.scopes[len(f.scopes)-1][name] = v }
+// Field is v.names.
+func (a *stringsAnalysis) Field(_ *helmtemplate.Scope[val], _ parse.Node, base val, names []string) val {
+	return a.fields(base, names)
+}
 
-func (f *frame) lookup(name string) val {
-	if name == "$" {
-		return f.dollar
-	}
-	for i := len(f.scopes) - 1; i >= 0; i-- {
-		if v, ok := f.scopes[i][name]; ok {
-			return v
-		}
+// Literal is the text of a string or number constant.
+func (a *stringsAnalysis) Literal(_ *helmtemplate.Scope[val], n parse.Node) val {
+	switch n := n.(type) {
+	case *parse.StringNode:
+		return literal(n.Text)
+	case *parse.NumberNode:
+		return literal(n.Text)
 	}
 	return nil
 }
 
-// assign keeps both values: the analysis does not know which branch ran.
-func (f *frame) assign(name string, v val) {
-	for i := len(f.scopes) - 1; i >= 0; i-- {
-		if old, ok := f.scopes[i][name]; ok {
-			f.scopes[i][name] = union(old, v)
-			return
-		}
+// Call evaluates a function with its arguments; a method's result is not
+// known.
+func (a *stringsAnalysis) Call(_ *helmtemplate.Scope[val], c helmtemplate.Call[val]) val {
+	if c.Name == "" {
+		return nil
 	}
-	f.declare(name, v)
+	return a.call(c.Name, c.Args)
 }
 
-func (a *stringsAnalysis) walk(f *frame, n parse.Node, dot val) {
-	switch n := n.(type) {
-	case *parse.ListNode:
-		if n == nil {
-			return
-		}
-		for _, c := range n.Nodes {
-			a.walk(f, c, dot)
-		}
-	case *parse.ActionNode:
-		v := a.pipe(f, n.Pipe, dot)
-		if len(n.Pipe.Decl) == 0 {
-			a.print(f, n, v)
-		}
-	case *parse.IfNode:
-		a.pipe(f, n.Pipe, dot)
-		a.block(f, n.List, dot)
-		a.block(f, n.ElseList, dot)
-	case *parse.WithNode:
-		f.push()
-		inner := a.pipe(f, n.Pipe, dot)
-		a.walk(f, n.List, inner)
-		f.pop()
-		a.block(f, n.ElseList, dot)
-	case *parse.RangeNode:
-		f.push()
-		over := a.pipeValue(f, n.Pipe, dot)
-		key, elem := a.rangeOf(over)
-		switch len(n.Pipe.Decl) {
-		case 1:
-			f.declare(n.Pipe.Decl[0].Ident[0], elem)
-		case 2:
-			f.declare(n.Pipe.Decl[0].Ident[0], key)
-			f.declare(n.Pipe.Decl[1].Ident[0], elem)
-		}
-		// Twice: what one iteration assigns, the next one reads.
-		a.walk(f, n.List, elem)
-		a.walk(f, n.List, elem)
-		f.pop()
-		a.block(f, n.ElseList, dot)
-	case *parse.TemplateNode:
-		var arg val
-		if n.Pipe != nil {
-			arg = a.pipe(f, n.Pipe, dot)
-		}
-		a.print(f, n, a.callDefine(n.Name, arg))
-	}
+// Template is what {{template "name" arg}} prints.
+func (a *stringsAnalysis) Template(_ *helmtemplate.Scope[val], n *parse.TemplateNode, arg val) val {
+	return a.callDefine(n.Name, arg)
 }
 
-func (a *stringsAnalysis) block(f *frame, l *parse.ListNode, dot val) {
-	if l == nil {
-		return
-	}
-	f.push()
-	a.walk(f, l, dot)
-	f.pop()
+// Range binds the key and the element of what it ranges over, and walks
+// its body twice: what one iteration assigns, the next one reads.
+func (a *stringsAnalysis) Range(_ *helmtemplate.Scope[val], over val) helmtemplate.Range[val] {
+	key, elem := a.rangeOf(over)
+	return helmtemplate.Range[val]{Key: key, Elem: elem, Dot: elem, Passes: 2}
 }
 
-// print records a value a template or define writes to its output.
-func (a *stringsAnalysis) print(f *frame, n parse.Node, v val) {
+// Assign keeps both values: the analysis does not know which branch ran.
+func (a *stringsAnalysis) Assign(old, v val) val { return union(old, v) }
+
+// Print records a value a template or define writes to its output.
+func (a *stringsAnalysis) Print(s *helmtemplate.Scope[val], n parse.Node, v val) {
 	srcs := taintOf(v)
-	line := lineAt(f.t.text, n.Position())
-	if f.define != "" {
-		for _, s := range srcs {
-			if s.via == "" {
-				s.via = fmt.Sprintf("include %q prints it at %s:%d", f.define, f.t.file, line)
+	file := s.File.Name
+	line := s.File.Line(n.Position())
+	if s.Define != "" {
+		p := a.printing[len(a.printing)-1]
+		for _, src := range srcs {
+			if src.via == "" {
+				src.via = fmt.Sprintf("include %q prints it at %s:%d", s.Define, file, line)
 			}
-			if !slices.Contains(f.printed, s) {
-				f.printed = append(f.printed, s)
+			if !slices.Contains(p.taint, src) {
+				p.taint = append(p.taint, src)
 			}
 		}
 		for _, x := range v {
 			if x.kind == aText && x.inner != nil {
-				f.inner = union(f.inner, x.inner)
+				p.inner = union(p.inner, x.inner)
 			} else {
-				f.inner = union(f.inner, val{x})
+				p.inner = union(p.inner, val{x})
 			}
 		}
 		return
 	}
-	for _, s := range srcs {
-		key := fmt.Sprintf("%s:%d:%s", f.t.file, line, s.path)
+	for _, src := range srcs {
+		key := fmt.Sprintf("%s:%d:%s", file, line, src.path)
 		if a.seen[key] {
 			continue
 		}
 		a.seen[key] = true
 		via := ""
-		if s.via != "" {
-			via = " (" + s.via + ")"
+		if src.via != "" {
+			via = " (" + src.via + ")"
 		}
-		a.out = append(a.out, Finding{RuleID: unquotedRule, Severity: Error, File: f.t.file, Line: line, Path: s.path,
-			Message: fmt.Sprintf("the template prints %s without quoting it%s, and its schema admits any string (no pattern, no enum): a value with a newline and \"---\" starts a new manifest, so a tenant adds any object to the release", s.path, via),
-			Fix:     fmt.Sprintf("print it through quote (toJson, or toYaml/int of a typed value), or give %s a pattern anchored with ^…$ that admits no line break, or an enum, in values.schema.json and the AD's openAPISchema", s.path)})
+		a.out = append(a.out, Finding{RuleID: unquotedRule, Severity: Error, File: file, Line: line, Path: src.path,
+			Message: fmt.Sprintf("the template prints %s without quoting it%s, and its schema admits any string (no pattern, no enum): a value with a newline and \"---\" starts a new manifest, so a tenant adds any object to the release", src.path, via),
+			Fix:     fmt.Sprintf("print it through quote (toJson, or toYaml/int of a typed value), or give %s a pattern anchored with ^…$ that admits no line break, or an enum, in values.schema.json and the AD's openAPISchema", src.path)})
 	}
-}
-
-// pipe evaluates a pipeline and binds its variables.
-func (a *stringsAnalysis) pipe(f *frame, p *parse.PipeNode, dot val) val {
-	v := a.pipeValue(f, p, dot)
-	if p == nil {
-		return v
-	}
-	for _, d := range p.Decl {
-		if len(d.Ident) != 1 {
-			continue
-		}
-		if p.IsAssign {
-			f.assign(d.Ident[0], v)
-		} else {
-			f.declare(d.Ident[0], v)
-		}
-	}
-	return v
-}
-
-func (a *stringsAnalysis) pipeValue(f *frame, p *parse.PipeNode, dot val) val {
-	if p == nil {
-		return nil
-	}
-	var prev val
-	for i, c := range p.Cmds {
-		prev = a.command(f, c, dot, prev, i > 0)
-	}
-	return prev
-}
-
-func (a *stringsAnalysis) command(f *frame, c *parse.CommandNode, dot, prev val, piped bool) val {
-	if len(c.Args) == 0 {
-		return nil
-	}
-	if id, ok := c.Args[0].(*parse.IdentifierNode); ok {
-		args := make([]val, 0, len(c.Args))
-		for _, n := range c.Args[1:] {
-			args = append(args, a.eval(f, n, dot))
-		}
-		if piped {
-			args = append(args, prev)
-		}
-		return a.call(id.Ident, args)
-	}
-	if len(c.Args) == 1 && !piped {
-		return a.eval(f, c.Args[0], dot)
-	}
-	for _, n := range c.Args[1:] {
-		a.eval(f, n, dot) // a method call: its arguments may include
-	}
-	return nil
-}
-
-func (a *stringsAnalysis) eval(f *frame, n parse.Node, dot val) val {
-	switch n := n.(type) {
-	case *parse.DotNode:
-		return dot
-	case *parse.FieldNode:
-		return a.fields(dot, n.Ident)
-	case *parse.VariableNode:
-		return a.fields(f.lookup(n.Ident[0]), n.Ident[1:])
-	case *parse.ChainNode:
-		return a.fields(a.eval(f, n.Node, dot), n.Field)
-	case *parse.PipeNode:
-		return a.pipe(f, n, dot)
-	case *parse.StringNode:
-		return literal(n.Text)
-	case *parse.NumberNode:
-		return literal(n.Text)
-	case *parse.IdentifierNode:
-		return a.call(n.Ident, nil)
-	}
-	return nil
 }
 
 func (a *stringsAnalysis) fields(v val, names []string) val {
@@ -703,20 +570,17 @@ func (d *dictVal) set(k, v val) {
 // callDefine evaluates a define with its argument; its value is the text
 // it prints.
 func (a *stringsAnalysis) callDefine(name string, arg val) val {
-	d, ok := a.defines[name]
-	if !ok {
+	p := &printed{}
+	a.printing = append(a.printing, p)
+	known, walked := a.w.Define(name, arg)
+	a.printing = a.printing[:len(a.printing)-1]
+	switch {
+	case !known:
 		return val{{kind: aText, taint: taintOf(arg)}}
+	case !walked:
+		return nil // recursion
 	}
-	if slices.Contains(a.stack, name) || len(a.stack) > 16 {
-		return nil
-	}
-	a.stack = append(a.stack, name)
-	defer func() { a.stack = a.stack[:len(a.stack)-1] }()
-	nf := &frame{t: d.t, define: name, scopes: []map[string]val{{}}, dollar: arg}
-	if d.tree.Root != nil {
-		a.walk(nf, d.tree.Root, arg)
-	}
-	return val{{kind: aText, taint: nf.printed, inner: nf.inner}}
+	return val{{kind: aText, taint: p.taint, inner: p.inner}}
 }
 
 // taintOf returns the free strings v holds.
