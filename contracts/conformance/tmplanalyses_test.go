@@ -102,3 +102,22 @@ func isChartDir(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, "Chart.yaml"))
 	return err == nil
 }
+
+// A variable declared inside with or range ends with it, as text/template
+// scopes it: the read after the block is through the outer variable
+// (_cluster.host, which K2 provides), not the inner one (_other).
+func TestScanTemplateShadowedVariable(t *testing.T) {
+	text := "{{ $c := .Values._cluster }}{{ with .Values.x }}{{ $c := $.Values._other }}{{ end }}\n{{ $c.host }}"
+	trees, err := parseTemplate("t", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads, _ := scanTemplate(&parsedTemplate{file: "t", text: text, trees: trees})
+	var got []string
+	for _, r := range reads {
+		got = append(got, fmt.Sprintf("%s@%d", readPath(r), r.line))
+	}
+	if want := []string{"_other@1", "_cluster.host@2"}; !slices.Equal(got, want) {
+		t.Errorf("reads %q, want %q", got, want)
+	}
+}
