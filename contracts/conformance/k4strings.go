@@ -179,10 +179,7 @@ func analyzeStrings(c *loadedChart) []Finding {
 		seen: map[string]bool{}}
 	// Dependencies first: the chart's own defines override theirs, as
 	// Helm parses a parent's templates after its subcharts'.
-	var files []*helmtemplate.File
-	for _, t := range append(dependencyTemplates(c.path, c.chart), c.templates...) {
-		files = append(files, t.walkFile())
-	}
+	files := append(dependencyTemplates(c.path, c.chart), c.templates...)
 	a.w = helmtemplate.New[val](a, files...)
 	for _, f := range files[len(files)-len(c.templates):] {
 		base := f.Name[strings.LastIndex(f.Name, "/")+1:]
@@ -196,8 +193,8 @@ func analyzeStrings(c *loadedChart) []Finding {
 
 // dependencyTemplates parses the templates of c's dependencies, at every
 // depth, named as files of the catalog (<chart>/charts/<dep>/templates/…).
-func dependencyTemplates(chartPath string, c *chart.Chart) []*parsedTemplate {
-	var out []*parsedTemplate
+func dependencyTemplates(chartPath string, c *chart.Chart) []*helmtemplate.File {
+	var out []*helmtemplate.File
 	for _, d := range c.Dependencies() {
 		p := chartFile(chartPath, "charts/"+d.Name())
 		out = append(out, dependencyTemplates(p, d)...)
@@ -207,7 +204,7 @@ func dependencyTemplates(chartPath string, c *chart.Chart) []*parsedTemplate {
 			if err != nil {
 				continue // Helm reports it; K5 checks the library
 			}
-			out = append(out, &parsedTemplate{file: file, text: string(t.Data), trees: trees})
+			out = append(out, &helmtemplate.File{Name: file, Text: string(t.Data), Trees: trees})
 		}
 	}
 	return out

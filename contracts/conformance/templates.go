@@ -83,9 +83,8 @@ type k2Visitor struct {
 
 // scanTemplate returns the "_" value reads and the includes of t, each
 // read once per line.
-func scanTemplate(t *parsedTemplate) ([]valueRead, []includeCall) {
+func scanTemplate(f *helmtemplate.File) ([]valueRead, []includeCall) {
 	v := &k2Visitor{}
-	f := t.walkFile()
 	w := helmtemplate.New[ref](v)
 	for _, name := range f.TreeNames() {
 		w.Walk(f, name, ref{kind: refRoot})

@@ -12,6 +12,8 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+
+	"cozystack.io/contracts/helmtemplate"
 )
 
 const analysesGolden = "testdata/template-analyses.golden"
@@ -81,10 +83,10 @@ func dumpTemplateAnalyses(t *testing.T, root, label string) string {
 		for _, tm := range c.templates {
 			reads, includes := scanTemplate(tm)
 			for _, r := range reads {
-				lines = append(lines, fmt.Sprintf("%s %s:%d read %s via %s", p, tm.file, r.line, readPath(r), r.via))
+				lines = append(lines, fmt.Sprintf("%s %s:%d read %s via %s", p, tm.Name, r.line, readPath(r), r.via))
 			}
 			for _, inc := range includes {
-				lines = append(lines, fmt.Sprintf("%s %s:%d include %s", p, tm.file, inc.line, inc.name))
+				lines = append(lines, fmt.Sprintf("%s %s:%d include %s", p, tm.Name, inc.line, inc.name))
 			}
 		}
 	}
@@ -112,7 +114,7 @@ func TestScanTemplateShadowedVariable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reads, _ := scanTemplate(&parsedTemplate{file: "t", text: text, trees: trees})
+	reads, _ := scanTemplate(&helmtemplate.File{Name: "t", Text: text, Trees: trees})
 	var got []string
 	for _, r := range reads {
 		got = append(got, fmt.Sprintf("%s@%d", readPath(r), r.line))

@@ -16,6 +16,22 @@ type File struct {
 	Trees map[string]*parse.Tree
 }
 
+// Parse parses a template file with text/template/parse. funcs are the
+// names of the functions it may call (Helm's, for a check that a template
+// renders); nil admits any name. The error is the parser's, naming the
+// file and line.
+func Parse(name, text string, funcs map[string]any) (*File, error) {
+	t := parse.New(name)
+	if funcs == nil {
+		t.Mode = parse.SkipFuncCheck
+	}
+	trees := map[string]*parse.Tree{}
+	if _, err := t.Parse(text, "", "", trees, funcs); err != nil {
+		return nil, err
+	}
+	return &File{Name: name, Text: text, Trees: trees}, nil
+}
+
 // Line returns the 1-based line of byte offset pos of the file's text.
 func (f *File) Line(pos parse.Pos) int {
 	if int(pos) > len(f.Text) {

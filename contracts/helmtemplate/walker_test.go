@@ -174,3 +174,18 @@ func TestWalkEveryTree(t *testing.T) {
 		t.Errorf("prints %q, want %q", e.prints, want)
 	}
 }
+
+// Parse checks the function names only when it is given them.
+func TestParseFuncs(t *testing.T) {
+	text := "{{ nosuch .a }}\n{{ define \"d\" }}x{{ end }}"
+	f, err := helmtemplate.Parse("t.yaml", text, nil)
+	if err != nil {
+		t.Fatalf("without funcs: %v", err)
+	}
+	if got := f.TreeNames(); !slices.Equal(got, []string{"d", "t.yaml"}) {
+		t.Errorf("trees %q, want [d t.yaml]", got)
+	}
+	if _, err := helmtemplate.Parse("t.yaml", text, map[string]any{"quote": func() {}}); err == nil || !strings.Contains(err.Error(), `t.yaml:1: function "nosuch" not defined`) {
+		t.Errorf("with funcs: error %v, want the undefined function named with its file and line", err)
+	}
+}

@@ -172,7 +172,7 @@ var (
 func parseTemplate(rel string, text string) *templateFile {
 	tf := &templateFile{rel: rel}
 	lines := newLineIndex(text)
-	trees, err := parse.Parse(rel, text, "", "", funcs)
+	f, err := helmtemplate.Parse(rel, text, funcs)
 	if err != nil {
 		tf.err = err
 		tf.errLine = 1
@@ -182,12 +182,11 @@ func parseTemplate(rel string, text string) *templateFile {
 		scanRegex(tf, text, lines)
 		return tf
 	}
-	f := &helmtemplate.File{Name: rel, Text: text, Trees: trees}
 	v := &refVisitor{tf: tf, lines: lines}
 	w := helmtemplate.New[bool](v)
 	for _, name := range f.TreeNames() {
 		if name != rel {
-			tree := trees[name]
+			tree := f.Trees[name]
 			line := lines.line(int(tree.Root.Position()))
 			if loc := regexp.MustCompile(fmt.Sprintf(defineAtRE, regexp.QuoteMeta(name))).FindStringIndex(text); loc != nil {
 				line = lines.line(loc[0])
