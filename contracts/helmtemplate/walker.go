@@ -311,8 +311,8 @@ func (w *Walker[V]) pipe(s *Scope[V], p *parse.PipeNode) V {
 			continue
 		}
 		name := d.Ident[0]
-		if p.IsAssign {
-			if old, ok := s.assigned(name); ok {
+		if p.IsAssign && name != "$" {
+			if old, ok := s.Lookup(name); ok {
 				s.set(name, w.v.Assign(old, v))
 				continue
 			}
@@ -322,16 +322,7 @@ func (w *Walker[V]) pipe(s *Scope[V], p *parse.PipeNode) V {
 	return v
 }
 
-func (s *Scope[V]) assigned(name string) (V, bool) {
-	for i := len(s.vars) - 1; i >= 0; i-- {
-		if v, ok := s.vars[i][name]; ok {
-			return v, true
-		}
-	}
-	var zero V
-	return zero, false
-}
-
+// set replaces the value of the innermost variable name in scope.
 func (s *Scope[V]) set(name string, v V) {
 	for i := len(s.vars) - 1; i >= 0; i-- {
 		if _, ok := s.vars[i][name]; ok {
