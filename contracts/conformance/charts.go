@@ -6,6 +6,8 @@ import (
 	"text/template/parse"
 
 	"helm.sh/helm/v3/pkg/chart"
+
+	"cozystack.io/contracts/helmtemplate"
 )
 
 // loadedChart is one chart of the catalog with what the rules read of it.
@@ -20,15 +22,8 @@ type loadedChart struct {
 	// chartPos locates paths in Chart.yaml.
 	chartPos positions
 	// templates are the chart's own templates, parsed.
-	templates []*parsedTemplate
+	templates []*helmtemplate.File
 	problems  []Finding
-}
-
-// parsedTemplate is one template file of a chart.
-type parsedTemplate struct {
-	file  string // relative to the catalog
-	text  string
-	trees map[string]*parse.Tree
 }
 
 // chartSet holds the catalog's charts by chart path.
@@ -65,9 +60,9 @@ func loadCharts(src *Source) chartSet {
 					Fix: "fix the template's syntax (helm template shows the same error)"})
 				continue
 			}
-			lc.templates = append(lc.templates, &parsedTemplate{file: file, text: string(t.Data), trees: trees})
+			lc.templates = append(lc.templates, &helmtemplate.File{Name: file, Text: string(t.Data), Trees: trees})
 		}
-		slices.SortFunc(lc.templates, func(a, b *parsedTemplate) int { return strings.Compare(a.file, b.file) })
+		slices.SortFunc(lc.templates, func(a, b *helmtemplate.File) int { return strings.Compare(a.Name, b.Name) })
 		set[p] = lc
 	}
 	return set
@@ -75,13 +70,11 @@ func loadCharts(src *Source) chartSet {
 
 // parseTemplate parses a Helm template without knowing its functions.
 func parseTemplate(name, text string) (map[string]*parse.Tree, error) {
-	t := parse.New(name)
-	t.Mode = parse.SkipFuncCheck
-	trees := map[string]*parse.Tree{}
-	if _, err := t.Parse(text, "", "", trees); err != nil {
+	f, err := helmtemplate.Parse(name, text, nil)
+	if err != nil {
 		return nil, err
 	}
-	return trees, nil
+	return f.Trees, nil
 }
 
 // dependencyKeys returns the values keys of the chart's dependencies:
@@ -98,14 +91,6 @@ func (c *loadedChart) dependencyKeys() []string {
 		}
 	}
 	return keys
-}
-
-// lineAt returns the 1-based line of byte offset pos in text.
-func lineAt(text string, pos parse.Pos) int {
-	if int(pos) > len(text) {
-		pos = parse.Pos(len(text))
-	}
-	return strings.Count(text[:pos], "\n") + 1
 }
 
 func (c *loadedChart) schemaFile() string { return chartFile(c.path, "values.schema.json") }

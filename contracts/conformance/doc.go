@@ -15,7 +15,8 @@
 //	func TestConformance(t *testing.T) { conformance.Run(t, ".", "0.1.0") }
 //
 // The template rules evaluate a chart's templates statically
-// (text/template/parse, templates.go and k4strings.go): which _cluster and
+// (templates.go and k4strings.go, two Visitors of the walk of
+// contracts/helmtemplate): which _cluster and
 // _namespace keys they read (K2-unknown-key, K2-unknown-object), and
 // whether they print a string of the values that its schema leaves free
 // without quoting it (K4-unquoted-string: values followed through

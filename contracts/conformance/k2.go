@@ -16,7 +16,7 @@ func checkK2(charts chartSet, k2 map[string]map[string][]string, contract string
 			reads, _ := scanTemplate(t)
 			for _, r := range reads {
 				if f, bad := k2Finding(r, k2, contract); bad {
-					f.File, f.Line = t.file, r.line
+					f.File, f.Line = t.Name, r.line
 					out = append(out, f)
 				}
 			}

@@ -489,11 +489,11 @@ func ruleYAML(r rbacv1.PolicyRule) string {
 func kindLine(c *loadedChart, file, kind string) int {
 	re := regexp.MustCompile(`(?m)^\s*kind:\s*["']?` + regexp.QuoteMeta(kind) + `["']?\s*$`)
 	for _, t := range c.templates {
-		if t.file != file {
+		if t.Name != file {
 			continue
 		}
-		if m := re.FindAllStringIndex(t.text, 2); len(m) == 1 {
-			return strings.Count(t.text[:m[0][0]], "\n") + 1
+		if m := re.FindAllStringIndex(t.Text, 2); len(m) == 1 {
+			return strings.Count(t.Text[:m[0][0]], "\n") + 1
 		}
 	}
 	return 0

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart"
+
+	"cozystack.io/contracts/helmtemplate"
 )
 
 // stringsSchema is the values schema of the K4-unquoted-string cases.
@@ -119,7 +121,7 @@ func unquotedFindings(t *testing.T, text, helpers string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.templates = append(c.templates, &parsedTemplate{file: file, text: body, trees: trees})
+		c.templates = append(c.templates, &helmtemplate.File{Name: file, Text: body, Trees: trees})
 	}
 	var got []string
 	for _, f := range checkUnquotedStrings(chartSet{c.path: c}) {

@@ -33,11 +33,11 @@ func checkK5(charts chartSet, helpers []schemas.Helper, platformVersion, contrac
 				uses = true
 				switch {
 				case strings.HasPrefix(inc.name, CozyLib+".internal."):
-					out = append(out, Finding{RuleID: "K5-private-helper", Severity: Error, File: t.file, Line: inc.line, Path: inc.name,
+					out = append(out, Finding{RuleID: "K5-private-helper", Severity: Error, File: t.Name, Line: inc.line, Path: inc.name,
 						Message: fmt.Sprintf("the chart includes %s, a private helper of cozy-lib: it may change in any release", inc.name),
 						Fix:     "use the public helper that does the job (k5-cozy-lib.md), or ask for one"})
 				case !public[inc.name]:
-					out = append(out, Finding{RuleID: "K5-unknown-helper", Severity: Error, File: t.file, Line: inc.line, Path: inc.name,
+					out = append(out, Finding{RuleID: "K5-unknown-helper", Severity: Error, File: t.Name, Line: inc.line, Path: inc.name,
 						Message: fmt.Sprintf("the chart includes %s, which is not a public helper of cozy-lib in contract %s", inc.name, contract) + nearestHelper(inc.name, public),
 						Fix:     "include one of the helpers k5-cozy-lib.json lists"})
 				}

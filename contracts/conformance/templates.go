@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"text/template/parse"
+
+	"cozystack.io/contracts/helmtemplate"
 )
 
 // valueRead is a read of a top-level "_" value in a template:
@@ -70,150 +72,119 @@ var cozyLibReaders = map[string]string{
 	"cozy-lib.namespace.optional": "_namespace",
 }
 
-// scanner collects the reads and includes of one template file.
-type scanner struct {
-	t        *parsedTemplate
-	aliases  map[string]ref
+// k2Visitor collects the reads and includes of one template file as the
+// shared walk (contracts/helmtemplate) evaluates it: each tree of the file
+// on its own, with the root context as its . and $.
+type k2Visitor struct {
+	helmtemplate.Base[ref]
 	reads    []valueRead
 	includes []includeCall
 }
 
 // scanTemplate returns the "_" value reads and the includes of t, each
-// once per line.
-func scanTemplate(t *parsedTemplate) ([]valueRead, []includeCall) {
-	s := &scanner{t: t, aliases: map[string]ref{}}
-	names := make([]string, 0, len(t.trees))
-	for n := range t.trees {
-		names = append(names, n)
+// read once per line.
+func scanTemplate(f *helmtemplate.File) ([]valueRead, []includeCall) {
+	v := &k2Visitor{}
+	w := helmtemplate.New[ref](v)
+	for _, name := range f.TreeNames() {
+		w.Walk(f, name, ref{kind: refRoot})
 	}
-	slices.Sort(names)
-	for _, n := range names {
-		if tree := t.trees[n]; tree.Root != nil {
-			s.walk(tree.Root, ref{kind: refRoot})
-		}
-	}
-	return s.reads, s.includes
+	return v.reads, v.includes
 }
 
-func (s *scanner) line(n parse.Node) int { return lineAt(s.t.text, n.Position()) }
-
-func (s *scanner) record(n parse.Node, r ref, via string) {
+func (v *k2Visitor) record(s *helmtemplate.Scope[ref], n parse.Node, r ref, via string) {
 	if r.kind != refObject || (len(r.keys) == 0 && slices.Contains(PlatformKeys, r.object)) {
 		return
 	}
-	rd := valueRead{object: r.object, line: s.line(n), via: via}
+	rd := valueRead{object: r.object, line: s.File.Line(n.Position()), via: via}
 	if len(r.keys) > 0 {
 		rd.key = r.keys[0]
 	}
 	if len(r.keys) > 1 {
 		rd.sub = r.keys[1]
 	}
-	for _, prev := range s.reads {
+	for _, prev := range v.reads {
 		if prev.object == rd.object && prev.key == rd.key && prev.sub == rd.sub && prev.line == rd.line {
 			return
 		}
 	}
-	s.reads = append(s.reads, rd)
+	v.reads = append(v.reads, rd)
 }
 
-// walk visits n with dot the value of ".".
-func (s *scanner) walk(n parse.Node, dot ref) {
-	switch n := n.(type) {
-	case nil:
-	case *parse.ListNode:
-		if n == nil {
-			return
-		}
-		for _, c := range n.Nodes {
-			s.walk(c, dot)
-		}
-	case *parse.ActionNode:
-		s.pipe(n.Pipe, dot)
-	case *parse.IfNode:
-		s.pipe(n.Pipe, dot)
-		s.walk(n.List, dot)
-		s.walk(n.ElseList, dot)
-	case *parse.WithNode:
-		inner := s.pipe(n.Pipe, dot)
-		s.walk(n.List, inner)
-		s.walk(n.ElseList, dot)
-	case *parse.RangeNode:
-		s.pipe(n.Pipe, dot)
-		s.walk(n.List, ref{})
-		s.walk(n.ElseList, dot)
-	case *parse.TemplateNode:
-		var arg parse.Node
-		if n.Pipe != nil {
-			s.pipe(n.Pipe, dot)
-			arg = n.Pipe
-		}
-		s.includes = append(s.includes, includeCall{name: n.Name, line: s.line(n), arg: arg})
-	case *parse.PipeNode:
-		s.pipe(n, dot)
-	case *parse.CommandNode:
-		s.command(n, dot)
-	case *parse.FieldNode:
-		s.record(n, dot.field(n.Ident...), ".Values")
-	case *parse.VariableNode:
-		s.record(n, s.variable(n), ".Values")
-	case *parse.ChainNode:
-		s.walk(n.Node, dot)
-		s.record(n, s.eval(n.Node, dot).field(n.Field...), ".Values")
-	case *parse.BreakNode, *parse.ContinueNode, *parse.TextNode, *parse.CommentNode:
+// Field records .Values._x... read as a field, a chain or through a
+// variable.
+func (v *k2Visitor) Field(s *helmtemplate.Scope[ref], n parse.Node, base ref, names []string) ref {
+	r := base.field(names...)
+	v.record(s, n, r, ".Values")
+	return r
+}
+
+// Range binds its variables to what it ranges over (a key read through
+// them is a key of that object) and leaves its dot unknown.
+func (v *k2Visitor) Range(_ *helmtemplate.Scope[ref], over ref) helmtemplate.Range[ref] {
+	return helmtemplate.Range[ref]{Key: over, Elem: over, Passes: 1}
+}
+
+func (v *k2Visitor) Template(s *helmtemplate.Scope[ref], n *parse.TemplateNode, _ ref) ref {
+	var arg parse.Node
+	if n.Pipe != nil {
+		arg = n.Pipe
 	}
+	v.includes = append(v.includes, includeCall{name: n.Name, line: s.File.Line(n.Position()), arg: arg})
+	return ref{}
 }
 
-// pipe walks a pipeline, binds its declared variables, and returns its
-// value.
-func (s *scanner) pipe(p *parse.PipeNode, dot ref) ref {
-	if p == nil {
+// Call evaluates index, get, hasKey and dig of literal keys (recording the
+// read), default and required (their value), and records includes.
+func (v *k2Visitor) Call(s *helmtemplate.Scope[ref], c helmtemplate.Call[ref]) ref {
+	if c.Node == nil {
 		return ref{}
 	}
-	for _, c := range p.Cmds {
-		s.command(c, dot)
+	// A piped value counts only through default and required piped from
+	// the pipeline's first command (X | default Y is X); any other command
+	// is its own value.
+	if c.Piped && (c.Name == "default" || c.Name == "required") && onlyDefaults(c.Pipe) {
+		return c.Args[len(c.Args)-1]
 	}
-	v := s.evalPipe(p, dot)
-	for _, d := range p.Decl {
-		if len(d.Ident) == 1 {
-			s.aliases[d.Ident[0]] = v
-		}
+	args := c.Args
+	if c.Piped {
+		args = args[:len(args)-1]
 	}
-	return v
-}
-
-func (s *scanner) command(c *parse.CommandNode, dot ref) {
-	for _, a := range c.Args {
-		s.walk(a, dot)
-	}
-	if len(c.Args) == 0 {
-		return
-	}
-	id, ok := c.Args[0].(*parse.IdentifierNode)
-	if !ok {
-		return
-	}
-	switch id.Ident {
+	r := k2Value(c.Name, c.Operands(), args)
+	switch c.Name {
 	case "index", "get", "hasKey", "dig":
-		s.record(c, s.evalCommand(c, dot), id.Ident)
+		v.record(s, c.Node, r, c.Name)
 	case "include":
-		if len(c.Args) < 2 {
-			return
+		if len(c.Node.Args) < 2 {
+			break
 		}
-		name, ok := c.Args[1].(*parse.StringNode)
+		name, ok := c.Node.Args[1].(*parse.StringNode)
 		if !ok {
-			return
+			break
 		}
 		var arg parse.Node
-		if len(c.Args) > 2 {
-			arg = c.Args[2]
+		if len(c.Node.Args) > 2 {
+			arg = c.Node.Args[2]
 		}
-		s.includes = append(s.includes, includeCall{name: name.Text, line: s.line(c), arg: arg})
+		v.includes = append(v.includes, includeCall{name: name.Text, line: s.File.Line(c.Node.Position()), arg: arg})
 		if object, ok := cozyLibReaders[name.Text]; ok {
 			if key, ok := firstListString(arg); ok {
-				s.record(c, ref{kind: refObject, object: object, keys: []string{key}}, name.Text)
+				v.record(s, c.Node, ref{kind: refObject, object: object, keys: []string{key}}, name.Text)
 			}
 		}
 	}
+	return r
+}
+
+// onlyDefaults is true when every command of p after the first is default
+// or required.
+func onlyDefaults(p *parse.PipeNode) bool {
+	for _, c := range p.Cmds[1:] {
+		if id, ok := c.Args[0].(*parse.IdentifierNode); !ok || (id.Ident != "default" && id.Ident != "required") {
+			return false
+		}
+	}
+	return true
 }
 
 // firstListString returns KEY of an argument (list "KEY" ...).
@@ -231,53 +202,13 @@ func firstListString(n parse.Node) (string, bool) {
 	return "", false
 }
 
-func (s *scanner) variable(v *parse.VariableNode) ref {
-	if len(v.Ident) == 0 {
-		return ref{}
-	}
-	base := ref{kind: refRoot}
-	if v.Ident[0] != "$" {
-		base = s.aliases[v.Ident[0]]
-	}
-	return base.field(v.Ident[1:]...)
-}
-
-// eval returns the value of an operand.
-func (s *scanner) eval(n parse.Node, dot ref) ref {
-	switch n := n.(type) {
-	case *parse.DotNode:
-		return dot
-	case *parse.FieldNode:
-		return dot.field(n.Ident...)
-	case *parse.VariableNode:
-		return s.variable(n)
-	case *parse.ChainNode:
-		return s.eval(n.Node, dot).field(n.Field...)
-	case *parse.PipeNode:
-		return s.evalPipe(n, dot)
-	}
-	return ref{}
-}
-
-func (s *scanner) evalPipe(p *parse.PipeNode, dot ref) ref {
-	if p == nil || len(p.Cmds) == 0 {
-		return ref{}
-	}
-	// X | default Y and X | required "msg" are X.
-	for _, c := range p.Cmds[1:] {
-		if id, ok := c.Args[0].(*parse.IdentifierNode); !ok || (id.Ident != "default" && id.Ident != "required") {
-			return s.evalCommand(p.Cmds[len(p.Cmds)-1], dot)
+// k2Value is the value of function name with operand nodes and their
+// values args (without a piped value).
+func k2Value(name string, nodes []parse.Node, args []ref) ref {
+	if name == "" {
+		if len(args) == 1 {
+			return args[0]
 		}
-	}
-	return s.evalCommand(p.Cmds[0], dot)
-}
-
-func (s *scanner) evalCommand(c *parse.CommandNode, dot ref) ref {
-	if len(c.Args) == 1 {
-		return s.eval(c.Args[0], dot)
-	}
-	id, ok := c.Args[0].(*parse.IdentifierNode)
-	if !ok {
 		return ref{}
 	}
 	strs := func(nodes []parse.Node) ([]string, bool) {
@@ -291,28 +222,31 @@ func (s *scanner) evalCommand(c *parse.CommandNode, dot ref) ref {
 		}
 		return out, true
 	}
-	switch id.Ident {
+	switch name {
 	case "index", "get", "hasKey":
-		if len(c.Args) < 3 {
+		if len(nodes) < 2 {
 			return ref{}
 		}
-		keys, ok := strs(c.Args[2:])
+		keys, ok := strs(nodes[1:])
 		if !ok {
 			return ref{}
 		}
-		return s.eval(c.Args[1], dot).field(keys...)
+		return args[0].field(keys...)
 	case "dig":
 		// dig "k1" "k2" DEFAULT DICT
-		if len(c.Args) < 4 {
+		if len(nodes) < 3 {
 			return ref{}
 		}
-		keys, ok := strs(c.Args[1 : len(c.Args)-2])
+		keys, ok := strs(nodes[:len(nodes)-2])
 		if !ok {
 			return ref{}
 		}
-		return s.eval(c.Args[len(c.Args)-1], dot).field(keys...)
+		return args[len(args)-1].field(keys...)
 	case "required", "default":
-		return s.eval(c.Args[len(c.Args)-1], dot)
+		if len(args) == 0 {
+			return ref{}
+		}
+		return args[len(args)-1]
 	}
 	return ref{}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"cozystack.io/contracts/helmtemplate"
 )
 
 // Every way a template reads a "_" value that the scanner follows.
@@ -39,7 +41,7 @@ func TestScanTemplateReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reads, _ := scanTemplate(&parsedTemplate{file: "t", text: tc.text, trees: trees})
+			reads, _ := scanTemplate(&helmtemplate.File{Name: "t", Text: tc.text, Trees: trees})
 			var got []string
 			for _, r := range reads {
 				got = append(got, fmt.Sprintf("%s@%d", readPath(r), r.line))
@@ -58,7 +60,7 @@ func TestScanTemplateIncludes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, includes := scanTemplate(&parsedTemplate{file: "t", text: text, trees: trees})
+	_, includes := scanTemplate(&helmtemplate.File{Name: "t", Text: text, Trees: trees})
 	var got []string
 	for _, inc := range includes {
 		got = append(got, fmt.Sprintf("%s@%d", inc.name, inc.line))

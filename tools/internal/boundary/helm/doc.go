@@ -18,7 +18,9 @@
 //   - chart-symlink: a symbolic link that dangles, loops or leaves the tree;
 //   - template-parse: a template that does not parse with Helm's functions.
 //
-// Templates are parsed with text/template/parse and walked as syntax trees;
+// Templates are parsed with text/template/parse and walked as syntax trees
+// by the walk the conformance rules share (cozystack.io/contracts/helmtemplate;
+// template.go is its Visitor);
 // a regex scan stands in only for a file that does not parse, and that file
 // gets a template-parse finding of its own.
 //

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"text/template/parse"
+
+	"cozystack.io/contracts/helmtemplate"
 )
 
 // refKind is what a template reference points at.
@@ -170,7 +172,7 @@ var (
 func parseTemplate(rel string, text string) *templateFile {
 	tf := &templateFile{rel: rel}
 	lines := newLineIndex(text)
-	trees, err := parse.Parse(rel, text, "", "", funcs)
+	f, err := helmtemplate.Parse(rel, text, funcs)
 	if err != nil {
 		tf.err = err
 		tf.errLine = 1
@@ -180,135 +182,90 @@ func parseTemplate(rel string, text string) *templateFile {
 		scanRegex(tf, text, lines)
 		return tf
 	}
-	names := make([]string, 0, len(trees))
-	for name := range trees {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	w := &walker{tf: tf, lines: lines}
-	for _, name := range names {
-		tree := trees[name]
-		w.inDefine = name != rel
+	v := &refVisitor{tf: tf, lines: lines}
+	w := helmtemplate.New[bool](v)
+	for _, name := range f.TreeNames() {
 		if name != rel {
+			tree := f.Trees[name]
 			line := lines.line(int(tree.Root.Position()))
 			if loc := regexp.MustCompile(fmt.Sprintf(defineAtRE, regexp.QuoteMeta(name))).FindStringIndex(text); loc != nil {
 				line = lines.line(loc[0])
 			}
 			tf.defines = append(tf.defines, define{name, line})
 		}
-		w.node(tree.Root)
+		// . and $ are the chart's root context in the file's body; a
+		// define's are whatever its caller passes.
+		w.Walk(f, name, name == rel)
 	}
 	sort.SliceStable(tf.refs, func(i, j int) bool { return tf.refs[i].line < tf.refs[j].line })
 	return tf
 }
 
-// walker collects references from a syntax tree.
-type walker struct {
-	tf       *templateFile
-	lines    lineIndex
-	inDefine bool // walking a define, whose . and $ are its caller's argument
-	dotDepth int  // inside with or range, where . is not the root context
+// refVisitor collects references as a Visitor of the shared walk
+// (cozystack.io/contracts/helmtemplate). Its value is whether an
+// expression is the chart's root context: true for . and $ of a file's
+// body, false inside with and range and in defines.
+type refVisitor struct {
+	helmtemplate.Base[bool]
+	tf    *templateFile
+	lines lineIndex
 }
 
-func (w *walker) add(kind refKind, value string, pos parse.Pos) {
-	w.tf.refs = append(w.tf.refs, ref{kind: kind, value: value, line: w.lines.line(int(pos))})
+func (v *refVisitor) add(kind refKind, value string, pos parse.Pos) {
+	v.tf.refs = append(v.tf.refs, ref{kind: kind, value: value, line: v.lines.line(int(pos))})
 }
 
 // addArg adds a reference whose argument is arg, in the call whole.
-func (w *walker) addArg(kind refKind, arg parse.Node, suffix string, whole parse.Node) {
-	if s, ok := arg.(*parse.StringNode); ok {
-		w.add(kind, s.Text+suffix, s.Pos)
+func (v *refVisitor) addArg(s *helmtemplate.Scope[bool], kind refKind, arg parse.Node, suffix string, whole parse.Node) {
+	if str, ok := arg.(*parse.StringNode); ok {
+		v.add(kind, str.Text+suffix, str.Pos)
 		return
 	}
-	w.tf.refs = append(w.tf.refs, ref{kind: kind, line: w.lines.line(int(arg.Position())), expr: arg, suffix: suffix,
-		dotRoot: !w.inDefine && w.dotDepth == 0, dollarRoot: !w.inDefine, text: whole.String()})
+	v.tf.refs = append(v.tf.refs, ref{kind: kind, line: v.lines.line(int(arg.Position())), expr: arg, suffix: suffix,
+		dotRoot: s.Dot, dollarRoot: s.Dollar, text: whole.String()})
 }
 
-func (w *walker) node(n parse.Node) {
-	switch n := n.(type) {
-	case *parse.ListNode:
-		if n == nil {
-			return
-		}
-		for _, c := range n.Nodes {
-			w.node(c)
-		}
-	case *parse.ActionNode:
-		w.pipe(n.Pipe)
-	case *parse.IfNode:
-		w.branch(&n.BranchNode)
-	case *parse.RangeNode:
-		w.scoped(&n.BranchNode)
-	case *parse.WithNode:
-		w.scoped(&n.BranchNode)
-	case *parse.TemplateNode:
-		w.add(refInclude, n.Name, n.Pos)
-		w.pipe(n.Pipe)
-	case *parse.PipeNode:
-		w.pipe(n)
-	case *parse.CommandNode:
-		w.command(n)
-	case *parse.ChainNode:
-		w.node(n.Node)
-	case *parse.TextNode:
-		w.yamlText(string(n.Text), int(n.Pos))
+// With and Range give their bodies another dot.
+func (v *refVisitor) With(*helmtemplate.Scope[bool], bool) bool { return false }
+
+func (v *refVisitor) Template(_ *helmtemplate.Scope[bool], n *parse.TemplateNode, _ bool) bool {
+	v.add(refInclude, n.Name, n.Pos)
+	return false
+}
+
+func (v *refVisitor) Text(_ *helmtemplate.Scope[bool], n *parse.TextNode) {
+	v.yamlText(string(n.Text), int(n.Pos))
+}
+
+// Call finds include "x", lookup "group/version" "Kind",
+// .Capabilities.APIVersions.Has "group/version" and
+// "group/version" | .Capabilities.APIVersions.Has.
+func (v *refVisitor) Call(s *helmtemplate.Scope[bool], c helmtemplate.Call[bool]) bool {
+	if c.Node == nil {
+		return false
 	}
-}
-
-func (w *walker) branch(b *parse.BranchNode) {
-	w.pipe(b.Pipe)
-	w.node(b.List)
-	w.node(b.ElseList)
-}
-
-// scoped walks with or range, whose body has another dot.
-func (w *walker) scoped(b *parse.BranchNode) {
-	w.pipe(b.Pipe)
-	w.dotDepth++
-	w.node(b.List)
-	w.dotDepth--
-	w.node(b.ElseList)
-}
-
-func (w *walker) pipe(p *parse.PipeNode) {
-	if p == nil {
-		return
-	}
-	for i, c := range p.Cmds {
-		w.command(c)
-		// "group/version" | .Capabilities.APIVersions.Has
-		if i > 0 && len(c.Args) == 1 && isHas(c.Args[0]) {
-			var arg parse.Node = p.Cmds[i-1]
-			if prev := p.Cmds[i-1]; len(prev.Args) == 1 {
-				arg = prev.Args[0]
+	args := c.Node.Args
+	switch {
+	case c.Name == "include" && len(args) >= 2:
+		v.addArg(s, refInclude, args[1], "", c.Node)
+	case c.Name == "lookup" && len(args) >= 2:
+		suffix := ""
+		if len(args) >= 3 {
+			if kind, ok := args[2].(*parse.StringNode); ok && kind.Text != "" {
+				suffix = " " + kind.Text
 			}
-			w.addArg(refCapabilities, arg, "", p)
 		}
-	}
-}
-
-func (w *walker) command(c *parse.CommandNode) {
-	if len(c.Args) >= 2 {
-		if id, ok := c.Args[0].(*parse.IdentifierNode); ok {
-			switch id.Ident {
-			case "include":
-				w.addArg(refInclude, c.Args[1], "", c)
-			case "lookup":
-				suffix := ""
-				if len(c.Args) >= 3 {
-					if kind, ok := c.Args[2].(*parse.StringNode); ok && kind.Text != "" {
-						suffix = " " + kind.Text
-					}
-				}
-				w.addArg(refLookup, c.Args[1], suffix, c)
-			}
-		} else if isHas(c.Args[0]) {
-			w.addArg(refCapabilities, c.Args[1], "", c)
+		v.addArg(s, refLookup, args[1], suffix, c.Node)
+	case c.Name == "" && len(args) >= 2 && isHas(args[0]):
+		v.addArg(s, refCapabilities, args[1], "", c.Node)
+	case c.Name == "" && c.Piped && len(args) == 1 && isHas(args[0]):
+		var arg parse.Node = c.Pipe.Cmds[c.Index-1]
+		if prev := c.Pipe.Cmds[c.Index-1]; len(prev.Args) == 1 {
+			arg = prev.Args[0]
 		}
+		v.addArg(s, refCapabilities, arg, "", c.Pipe)
 	}
-	for _, a := range c.Args {
-		w.node(a)
-	}
+	return false
 }
 
 // isHas reports whether n is a field path ending in APIVersions.Has:
@@ -335,13 +292,13 @@ func isHas(n parse.Node) bool {
 // yamlText finds `apiVersion: group/version` lines in literal template
 // text starting at byte offset base of the file, with the kind of the same
 // YAML document when the text holds it.
-func (w *walker) yamlText(text string, base int) {
+func (v *refVisitor) yamlText(text string, base int) {
 	for _, m := range apiVersionRE.FindAllStringSubmatchIndex(text, -1) {
 		value := text[m[2]:m[3]]
 		if kind := kindNear(text, m[0]); kind != "" {
 			value += " " + kind
 		}
-		w.tf.refs = append(w.tf.refs, ref{kind: refAPIVersion, value: value, line: w.lines.line(base + m[2])})
+		v.tf.refs = append(v.tf.refs, ref{kind: refAPIVersion, value: value, line: v.lines.line(base + m[2])})
 	}
 }
 
@@ -369,7 +326,7 @@ func kindNear(text string, at int) string {
 // scanRegex is the fallback for a file that does not parse: references and
 // defines inside {{ }} actions, apiVersion lines outside them.
 func scanRegex(tf *templateFile, text string, lines lineIndex) {
-	w := &walker{tf: tf, lines: lines}
+	w := &refVisitor{tf: tf, lines: lines}
 	prev := 0
 	for _, a := range actionRE.FindAllStringIndex(text, -1) {
 		w.yamlText(text[prev:a[0]], prev)
