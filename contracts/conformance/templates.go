@@ -2,10 +2,10 @@ package conformance
 
 import (
 	"slices"
-	"strings"
 	"text/template/parse"
 
 	"cozystack.io/contracts/helmtemplate"
+	"cozystack.io/contracts/valuesschema"
 )
 
 // valueRead is a read of a top-level "_" value in a template:
@@ -50,7 +50,7 @@ func (r ref) field(names ...string) ref {
 			}
 			r = ref{kind: refValues}
 		case refValues:
-			if !strings.HasPrefix(n, "_") {
+			if !valuesschema.IsPlatformKey(n) {
 				return ref{}
 			}
 			r = ref{kind: refObject, object: n}
