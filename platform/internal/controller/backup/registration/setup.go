@@ -3,6 +3,7 @@ package registration
 import (
 	"context"
 	"fmt"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -81,8 +82,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	cond := metav1.Condition{Type: backupsv1alpha1.ConditionAccepted, Status: metav1.ConditionTrue,
-		Reason: a.Reason, Message: a.Message, ObservedGeneration: d.Generation}
+	cond := apply.Condition(backupsv1alpha1.ConditionAccepted, metav1.ConditionTrue, a.Reason, d.Generation, "%s", a.Message)
 	if !a.Accepted() {
 		cond.Status = metav1.ConditionFalse
 	}
@@ -93,12 +93,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if unchanged {
 		return reconcile.Result{}, nil
 	}
-	conds := []metav1.Condition{}
-	apimeta.SetStatusCondition(&conds, cond)
-	if old != nil && old.Status == cond.Status {
-		conds[0].LastTransitionTime = old.LastTransitionTime
-	}
-	status := backupsv1alpha1.BackupDriverStatus{Conditions: conds, Catalog: a.Catalog, Package: a.Package, Component: a.Component}
+	status := backupsv1alpha1.BackupDriverStatus{Conditions: apply.Conditions(d.Status.Conditions, time.Now(), cond), Catalog: a.Catalog, Package: a.Package, Component: a.Component}
 	if err := apply.Status(ctx, r.client, d, status, backupsv1alpha1.CoreFieldManager); err != nil {
 		return reconcile.Result{}, err
 	}
