@@ -11,5 +11,5 @@
 // lastTransitionTime (kept while the status stays,
 // apimeta.SetStatusCondition's rule). The platform's reconcilers that own
 // the whole status of what they reconcile use
-// platform/internal/operator/status instead (fluxcd/pkg/runtime).
+// platform/internal/status instead (fluxcd/pkg/runtime).
 package apply

@@ -19,7 +19,7 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/apiserver/appkinds"
 	"cozystack.io/platform/internal/appcount"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 // Watcher watches ApplicationDefinitions. After each change (debounced by

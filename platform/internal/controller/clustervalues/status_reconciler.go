@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 // statusReconciler computes, for the ClusterValues singleton, how many

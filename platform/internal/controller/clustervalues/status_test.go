@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 // TestSummaryConditions is the status computation over a table of
