@@ -34,12 +34,12 @@ type intent struct {
 	binding *backupsv1alpha1.Binding
 }
 
-// status is the status the core applies for job: phase Pending (Failed
+// summarize returns the status the core applies for job: phase Pending (Failed
 // or Cancelled, with completionTime, when it ends), the conditions of in with their
 // lastTransitionTime kept from job's while their status holds, and
 // observedGeneration. Ready is sent only while the job waits or when it
 // fails: from binding on, Ready is the driver's.
-func status(job *backupsv1alpha1.RestoreJob, in intent, now time.Time) backupsv1alpha1.RestoreJobStatus {
+func summarize(job *backupsv1alpha1.RestoreJob, in intent, now time.Time) backupsv1alpha1.RestoreJobStatus {
 	st := backupsv1alpha1.RestoreJobStatus{TargetRef: in.targetRef, TargetUID: in.targetUID}
 	if st.TargetUID == "" {
 		st.TargetUID = job.Status.TargetUID
