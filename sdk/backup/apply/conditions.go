@@ -16,13 +16,12 @@ func Condition(typ string, status metav1.ConditionStatus, reason string, generat
 }
 
 // Conditions returns want, in its order, as a writer of a shared object
-// sends its conditions: each keeps the lastTransitionTime of the condition
-// of its type in old while its status stays, and gets now when its status
-// changes or old has none (metav1.Condition's rule, applied by
-// apimeta.SetStatusCondition). A condition of want that already carries a
-// lastTransitionTime differing in status from old keeps its own.
-// old is what the object holds (any writer's); conditions of old not in
-// want are not returned: a writer sends all it owns each time (Status).
+// sends them: each keeps the lastTransitionTime of its type in old (what
+// the object holds) while its status stays, and gets now when the status
+// changes or old has none, unless it carries a lastTransitionTime of its
+// own (metav1.Condition's rule, applied by apimeta.SetStatusCondition).
+// Conditions of old not in want are left out: a writer sends all it owns
+// every time (Status). No want, nil.
 func Conditions(old []metav1.Condition, now time.Time, want ...metav1.Condition) []metav1.Condition {
 	if len(want) == 0 {
 		return nil
