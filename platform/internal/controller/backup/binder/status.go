@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -82,7 +82,7 @@ func (r *reconciler) write(ctx context.Context, job *backupsv1alpha1.BackupJob, 
 	if err := apply.Status(ctx, r.client, job, want, backupsv1alpha1.CoreFieldManager); err != nil {
 		return fmt.Errorf("write the status of BackupJob %s/%s: %w", job.Namespace, job.Name, err)
 	}
-	if prev := conditions.Get(job, backupsv1alpha1.ConditionDriverBound); r.recorder != nil && (prev == nil || prev.Reason != o.reason) {
+	if prev := apimeta.FindStatusCondition(job.Status.Conditions, backupsv1alpha1.ConditionDriverBound); r.recorder != nil && (prev == nil || prev.Reason != o.reason) {
 		typ := corev1.EventTypeWarning
 		if o.reason == backupsv1alpha1.ReasonBound {
 			typ = corev1.EventTypeNormal

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
@@ -93,7 +93,7 @@ func (r *reconciler) write(ctx context.Context, obj job, v verdict, now time.Tim
 	if r.recorder == nil {
 		return nil
 	}
-	switch prev := conditions.Get(obj, backupsv1alpha1.ConditionStalled); {
+	switch prev := apimeta.FindStatusCondition(r.kind.status(obj).Conditions, backupsv1alpha1.ConditionStalled); {
 	case v.fail != nil:
 		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, v.fail.reason, "BoundRun", "%s", v.fail.message)
 	case v.stall != nil && (prev == nil || prev.Reason != v.stall.reason):
