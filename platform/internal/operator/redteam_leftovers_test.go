@@ -23,7 +23,7 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/controller/tenantrbac"
 	"cozystack.io/platform/internal/controllermanager"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 	"cozystack.io/platform/tenantaccess"
 )
 

@@ -195,8 +195,8 @@ func (e *env) bind(t *testing.T, job client.Object, driverName string, params, s
 			BackupClassName: "conformance",
 			BoundTime:       metav1.Now(),
 		},
-		Conditions: []metav1.Condition{{Type: v1alpha1.ConditionDriverBound, Status: metav1.ConditionTrue,
-			Reason: v1alpha1.ReasonBound, Message: "bound to BackupDriver " + driverName, LastTransitionTime: metav1.Now()}},
+		Conditions: apply.Conditions(nil, time.Now(),
+			apply.Condition(v1alpha1.ConditionDriverBound, metav1.ConditionTrue, v1alpha1.ReasonBound, 0, "bound to BackupDriver %s", driverName)),
 	}
 	if snapshot != nil {
 		st.ApplicationSnapshotRef = e.storeSnapshot(t, job.GetNamespace(), snapshot)

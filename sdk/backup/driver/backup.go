@@ -100,10 +100,8 @@ func (b backupOps) succeed(ctx context.Context, o client.Object, run Run, out Ou
 		return "", err
 	}
 	if !apimeta.IsStatusConditionTrue(bk.Status.Conditions, v1alpha1.ConditionReady) {
-		st := backupStatus{Conditions: []metav1.Condition{{
-			Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonSucceeded,
-			Message: fmt.Sprintf("taken by BackupJob %s", job.Name), LastTransitionTime: metav1.Now(),
-		}}}
+		st := backupStatus{Conditions: apply.Conditions(bk.Status.Conditions, time.Now(),
+			apply.Condition(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonSucceeded, 0, "taken by BackupJob %s", job.Name))}
 		if err := apply.Status(ctx, run.Client, bk, st, v1alpha1.DriverFieldManager(o2.Name)); err != nil {
 			return "", err
 		}

@@ -51,10 +51,11 @@ func (r *reclaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		// The Backup stays (its data may still exist); the condition says
 		// why, and the next attempt comes with backoff.
-		c := metav1.Condition{Type: v1alpha1.ConditionReclaim, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonReclaimFailed,
-			Message: cut("the driver could not delete the backup's data: "+err.Error()+"; retrying", 32768), LastTransitionTime: metav1.Now()}
+		c := apply.Condition(v1alpha1.ConditionReclaim, metav1.ConditionFalse, v1alpha1.ReasonReclaimFailed, 0,
+			"%s", cut("the driver could not delete the backup's data: "+err.Error()+"; retrying", 32768))
 		if old := apimeta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReclaim); old == nil || old.Message != c.Message {
-			st := backupStatus{Conditions: append(readyOf(b), c)}
+			st := backupStatus{Conditions: append(apply.Owned(b.Status.Conditions, v1alpha1.ConditionReady),
+				apply.Conditions(b.Status.Conditions, time.Now(), c)...)}
 			if werr := apply.Status(ctx, r.rt.client, b, st, v1alpha1.DriverFieldManager(o.Name)); werr != nil {
 				log.FromContext(ctx).Error(werr, "write Reclaim condition", "backup", req.NamespacedName)
 			}
@@ -77,13 +78,4 @@ func (r *reclaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 	}
 	return ctrl.Result{}, nil
-}
-
-// readyOf returns the Backup's Ready condition, which the driver owns and
-// must resend with any status write.
-func readyOf(b *v1alpha1.Backup) []metav1.Condition {
-	if c := apimeta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady); c != nil {
-		return []metav1.Condition{*c}
-	}
-	return nil
 }

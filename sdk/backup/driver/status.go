@@ -2,8 +2,8 @@ package driver
 
 import (
 	"context"
+	"time"
 
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,35 +39,30 @@ func intentOf(st *v1alpha1.JobStatus, backupName string) *intent {
 		CompletionTime: st.CompletionTime.DeepCopy(),
 		BackupName:     backupName,
 	}
-	for _, t := range driverConditions {
-		if c := apimeta.FindStatusCondition(st.Conditions, t); c != nil {
-			in.Conditions = append(in.Conditions, *c)
-		}
-	}
+	in.Conditions = apply.Owned(st.Conditions, driverConditions...)
 	return in
-}
-
-// setCondition sets a driver condition, keeping lastTransitionTime when the
-// status does not change.
-func (in *intent) setCondition(t string, s metav1.ConditionStatus, reason, msg string, gen int64) {
-	apimeta.SetStatusCondition(&in.Conditions, metav1.Condition{
-		Type: t, Status: s, Reason: reason, Message: cut(msg, 32768), ObservedGeneration: gen,
-	})
 }
 
 // running marks the run in progress.
 func (in *intent) running(msg string, gen int64) {
 	in.Phase = v1alpha1.PhaseRunning
-	in.setCondition(v1alpha1.ConditionReady, metav1.ConditionUnknown, v1alpha1.ReasonProgressing, msg, gen)
-	in.setCondition(v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonProgressing, msg, gen)
+	in.conditions(metav1.ConditionUnknown, metav1.ConditionTrue, v1alpha1.ReasonProgressing, msg, gen)
 }
 
 // end marks the run terminal with phase, Ready status and reason.
 func (in *intent) end(phase v1alpha1.JobPhase, ready metav1.ConditionStatus, reason, msg string, now metav1.Time, gen int64) {
 	in.Phase = phase
 	in.CompletionTime = &now
-	in.setCondition(v1alpha1.ConditionReady, ready, reason, msg, gen)
-	in.setCondition(v1alpha1.ConditionReconciling, metav1.ConditionFalse, reason, msg, gen)
+	in.conditions(ready, metav1.ConditionFalse, reason, msg, gen)
+}
+
+// conditions sets the driver's Ready and Reconciling, each keeping its
+// lastTransitionTime while its status stays (apply.Conditions).
+func (in *intent) conditions(ready, reconciling metav1.ConditionStatus, reason, msg string, gen int64) {
+	msg = cut(msg, 32768)
+	in.Conditions = apply.Conditions(in.Conditions, time.Now(),
+		apply.Condition(v1alpha1.ConditionReady, ready, reason, gen, "%s", msg),
+		apply.Condition(v1alpha1.ConditionReconciling, reconciling, reason, gen, "%s", msg))
 }
 
 // applyJobStatus applies in to obj's status subresource as manager, like

@@ -108,7 +108,7 @@ func (d Driver) ReconcileBackup(ctx context.Context, run *driver.BackupRun) (dri
 			return driver.Outcome{}, err
 		}
 	}
-	v := ClassifyComplete(describe(b), conditions(b), b.GetCreationTimestamp().Time, d.now(), wait)
+	v := ClassifyComplete(describe(b), conditionsOf(b), b.GetCreationTimestamp().Time, d.now(), wait)
 	switch v.Phase {
 	case Failed:
 		return driver.Outcome{}, driver.Fail(v1alpha1.ReasonBackendFailed, "%s", v.Message)
@@ -198,9 +198,9 @@ func addOwner(ctx context.Context, c client.Client, ns, name string, owner *unst
 	return c.Update(ctx, s)
 }
 
-// conditions reads status.conditions of an unstructured object; entries
+// conditionsOf reads status.conditions of an unstructured object; entries
 // that do not decode are skipped.
-func conditions(u *unstructured.Unstructured) []metav1.Condition {
+func conditionsOf(u *unstructured.Unstructured) []metav1.Condition {
 	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	out := make([]metav1.Condition, 0, len(raw))
 	for _, r := range raw {

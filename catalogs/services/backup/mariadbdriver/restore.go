@@ -72,7 +72,7 @@ func (d Driver) inPlace(ctx context.Context, run *driver.RestoreRun, target stri
 	if _, err := run.CreateOrAdopt(ctx, r); err != nil {
 		return Verdict{}, invalid(err, "Restore")
 	}
-	return ClassifyComplete(describe(r), conditions(r), r.GetCreationTimestamp().Time, d.now(), wait), nil
+	return ClassifyComplete(describe(r), conditionsOf(r), r.GetCreationTimestamp().Time, d.now(), wait), nil
 }
 
 // newApplication reads the new application's MariaDB: missing, it is
@@ -96,7 +96,7 @@ func (d Driver) newApplication(ctx context.Context, run *driver.RestoreRun, targ
 		return Verdict{Failed, what + " does not bootstrap from k8s.mariadb.com Backup " + dd.Backup +
 			" (spec.bootstrapFrom.backupRef.name is \"" + got + "\"): it was not made from this Backup's restoreOverlay; delete it and restore again"}, nil
 	}
-	return ClassifyRestoredMariaDB(what, conditions(m), m.GetCreationTimestamp().Time, d.now(), wait), nil
+	return ClassifyRestoredMariaDB(what, conditionsOf(m), m.GetCreationTimestamp().Time, d.now(), wait), nil
 }
 
 // driverData decodes the Backup's spec.driverData.

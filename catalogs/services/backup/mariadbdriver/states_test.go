@@ -18,7 +18,7 @@ import (
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func cond(typ string, status metav1.ConditionStatus, reason string, at time.Time) metav1.Condition {
+func condAt(typ string, status metav1.ConditionStatus, reason string, at time.Time) metav1.Condition {
 	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: reason, LastTransitionTime: metav1.NewTime(at)}
 }
 
@@ -28,7 +28,7 @@ func cond(typ string, status metav1.ConditionStatus, reason string, at time.Time
 func TestClassifyComplete(t *testing.T) {
 	const wait = 10 * time.Minute
 	complete := func(s metav1.ConditionStatus, r string, at time.Time) []metav1.Condition {
-		return []metav1.Condition{cond(mariadbdriver.ConditionComplete, s, r, at)}
+		return []metav1.Condition{condAt(mariadbdriver.ConditionComplete, s, r, at)}
 	}
 	covered := map[mariadbdriver.CompleteState]bool{}
 	for _, tc := range []struct {
@@ -77,10 +77,10 @@ func TestClassifyComplete(t *testing.T) {
 func TestClassifyRestoredMariaDB(t *testing.T) {
 	const wait = 10 * time.Minute
 	ready := func(s metav1.ConditionStatus, r string) metav1.Condition {
-		return cond(mariadbdriver.ConditionReady, s, r, t0)
+		return condAt(mariadbdriver.ConditionReady, s, r, t0)
 	}
 	restored := func(s metav1.ConditionStatus) metav1.Condition {
-		return cond(mariadbdriver.ConditionBackupRestored, s, mariadbdriver.ReasonRestoreBackup, t0)
+		return condAt(mariadbdriver.ConditionBackupRestored, s, mariadbdriver.ReasonRestoreBackup, t0)
 	}
 	for _, tc := range []struct {
 		name  string

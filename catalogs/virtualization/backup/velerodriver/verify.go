@@ -123,17 +123,10 @@ func (v *Verifier) verify(ctx context.Context, b *v1alpha1.Backup) error {
 	if !changed {
 		return nil
 	}
-	conds := []metav1.Condition{}
-	if r := apimeta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady); r != nil {
-		conds = append(conds, *r)
-	}
-	for _, c := range want {
-		if old := apimeta.FindStatusCondition(b.Status.Conditions, c.Type); old != nil && old.Status == c.Status {
-			c.LastTransitionTime = old.LastTransitionTime
-		} else {
-			c.LastTransitionTime = metav1.Now()
-		}
-		conds = append(conds, c)
+	// Ready is this driver's too (it took the backup): it is resent as it is.
+	conds := append(apply.Owned(b.Status.Conditions, v1alpha1.ConditionReady), apply.Conditions(b.Status.Conditions, time.Now(), want...)...)
+	if conds == nil {
+		conds = []metav1.Condition{}
 	}
 	st := struct {
 		Conditions []metav1.Condition `json:"conditions"`
@@ -182,8 +175,7 @@ func verdict(b *v1alpha1.Backup, dd DriverData, l lookupResult) []metav1.Conditi
 	}
 	out := []metav1.Condition{missing}
 	if dd.Degraded != "" {
-		out = append(out, metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionTrue, Reason: ReasonPartiallyFailed,
-			Message: dd.Degraded, ObservedGeneration: b.Generation})
+		out = append(out, apply.Condition(ConditionDegraded, metav1.ConditionTrue, ReasonPartiallyFailed, b.Generation, "%s", dd.Degraded))
 	}
 	return out
 }

@@ -7,8 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
@@ -20,6 +19,7 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/apiserver/appkinds"
 	"cozystack.io/platform/internal/appcount"
+	"cozystack.io/platform/internal/status"
 )
 
 // Watcher watches ApplicationDefinitions. After each change (debounced by
@@ -307,16 +307,15 @@ func DesiredStatus(ad *v1alpha1.ApplicationDefinition, set *appkinds.Set, note s
 		}
 		st.Group, st.Version, st.Resource = appkinds.Group, appkinds.Version, k.Plural
 	}
-	// fluxcd/pkg/runtime's conditions, as every reconciler of the
-	// platform writes them: observedGeneration is the AD's, and
-	// lastTransitionTime moves only with the status, reason or message.
-	conditions.Set(out, &cond)
+	// observedGeneration is the AD's, and lastTransitionTime moves only
+	// with the status, reason or message (status.Set).
+	status.Set(out, nil, cond)
 	return out.Status
 }
 
 func (w *Watcher) writeStatus(ctx context.Context, ad *v1alpha1.ApplicationDefinition, set *appkinds.Set, note string) error {
 	want := DesiredStatus(ad, set, note)
-	if statusEqual(ad.Status, want) {
+	if equality.Semantic.DeepEqual(ad.Status, want) {
 		return nil
 	}
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -331,16 +330,4 @@ func (w *Watcher) writeStatus(ctx context.Context, ad *v1alpha1.ApplicationDefin
 		fresh.Status = DesiredStatus(&fresh, set, note)
 		return w.Client.Status().Update(ctx, &fresh)
 	})
-}
-
-func statusEqual(a, b v1alpha1.ApplicationDefinitionStatus) bool {
-	if a.ObservedGeneration != b.ObservedGeneration || a.Group != b.Group || a.Version != b.Version || a.Resource != b.Resource {
-		return false
-	}
-	ca := apimeta.FindStatusCondition(a.Conditions, v1alpha1.ConditionServed)
-	cb := apimeta.FindStatusCondition(b.Conditions, v1alpha1.ConditionServed)
-	if ca == nil || cb == nil {
-		return ca == cb
-	}
-	return ca.Status == cb.Status && ca.Reason == cb.Reason && ca.Message == cb.Message && ca.ObservedGeneration == cb.ObservedGeneration
 }

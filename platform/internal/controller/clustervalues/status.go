@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
@@ -94,21 +93,21 @@ func (s summary) conditions() []metav1.Condition {
 	var projected metav1.Condition
 	switch {
 	case s.total == 0:
-		projected = condition(v1alpha1.ConditionProjected, true, v1alpha1.ReasonNoTenantNamespaces, gen,
+		projected = *conditions.TrueCondition(v1alpha1.ConditionProjected, v1alpha1.ReasonNoTenantNamespaces,
 			"no tenant namespace exists (none is labelled %s)", v1alpha1.LabelTenant)
 	case s.converged():
-		projected = condition(v1alpha1.ConditionProjected, true, v1alpha1.ReasonProjected, gen,
+		projected = *conditions.TrueCondition(v1alpha1.ConditionProjected, v1alpha1.ReasonProjected,
 			"generation %d is projected into all %d tenant namespaces", gen, s.total)
 	case len(s.invalid) > 0:
-		projected = condition(v1alpha1.ConditionProjected, false, v1alpha1.ReasonInvalidNamespaceValues, gen,
+		projected = *conditions.FalseCondition(v1alpha1.ConditionProjected, v1alpha1.ReasonInvalidNamespaceValues,
 			"%d/%d tenant namespaces carry generation %d; %d cannot be projected until their labels or annotations are fixed: %s",
 			s.projected, s.total, gen, len(s.invalid), listReasons(s.invalid))
 	case len(s.failed) > 0:
-		projected = condition(v1alpha1.ConditionProjected, false, v1alpha1.ReasonWriteFailed, gen,
+		projected = *conditions.FalseCondition(v1alpha1.ConditionProjected, v1alpha1.ReasonWriteFailed,
 			"%d/%d tenant namespaces carry generation %d; writes keep failing in %d (retrying; check the controller's permissions and the API server): %s",
 			s.projected, s.total, gen, len(s.failed), listReasons(s.failed))
 	default:
-		projected = condition(v1alpha1.ConditionProjected, false, v1alpha1.ReasonProjectionInProgress, gen,
+		projected = *conditions.FalseCondition(v1alpha1.ConditionProjected, v1alpha1.ReasonProjectionInProgress,
 			"%d/%d tenant namespaces carry generation %d; waiting for %s",
 			s.projected, s.total, gen, listNames(s.lagging))
 	}
@@ -116,7 +115,7 @@ func (s summary) conditions() []metav1.Condition {
 	ready.Type = v1alpha1.ConditionReady
 	conds := []metav1.Condition{ready, projected}
 	if len(s.lagging) > 0 {
-		conds = append(conds, condition(v1alpha1.ConditionReconciling, true, v1alpha1.ReasonProjectionInProgress, gen,
+		conds = append(conds, *conditions.TrueCondition(v1alpha1.ConditionReconciling, v1alpha1.ReasonProjectionInProgress,
 			"projecting generation %d: %d tenant namespaces to go", gen, len(s.lagging)))
 	}
 	if projected.Reason == v1alpha1.ReasonInvalidNamespaceValues || projected.Reason == v1alpha1.ReasonWriteFailed {
@@ -132,39 +131,14 @@ func (s summary) conditions() []metav1.Condition {
 func invalidSpecConditions(generation int64, cause error) []metav1.Condition {
 	msg := fmt.Sprintf("generation %d cannot be projected, so nothing is written (tenant namespaces keep the values they have): %v", generation, cause)
 	return []metav1.Condition{
-		condition(v1alpha1.ConditionReady, false, v1alpha1.ReasonInvalidSpec, generation, "%s", msg),
-		condition(v1alpha1.ConditionProjected, false, v1alpha1.ReasonInvalidSpec, generation, "%s", msg),
-		condition(v1alpha1.ConditionStalled, true, v1alpha1.ReasonInvalidSpec, generation, "%s", msg),
+		*conditions.FalseCondition(v1alpha1.ConditionReady, v1alpha1.ReasonInvalidSpec, "%s", msg),
+		*conditions.FalseCondition(v1alpha1.ConditionProjected, v1alpha1.ReasonInvalidSpec, "%s", msg),
+		*conditions.TrueCondition(v1alpha1.ConditionStalled, v1alpha1.ReasonInvalidSpec, "%s", msg),
 	}
-}
-
-// applyConditions sets want on obj with fluxcd/pkg/runtime's conditions
-// (keeping lastTransitionTime of unchanged statuses; observedGeneration is
-// obj's) and removes Reconciling and Stalled when want lacks them. It
-// reports whether obj's conditions changed.
-func applyConditions(obj conditions.Setter, want []metav1.Condition) bool {
-	before := slices.Clone(obj.GetConditions())
-	for i := range want {
-		conditions.Set(obj, &want[i])
-	}
-	for _, t := range ownedConditions {
-		if !slices.ContainsFunc(want, func(c metav1.Condition) bool { return c.Type == t }) {
-			conditions.Delete(obj, t)
-		}
-	}
-	return !equality.Semantic.DeepEqual(before, obj.GetConditions())
 }
 
 // ownedConditions are the condition types the projection writes.
 var ownedConditions = []string{v1alpha1.ConditionReady, v1alpha1.ConditionProjected, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled}
-
-func condition(typ string, status bool, reason string, generation int64, format string, args ...any) metav1.Condition {
-	s := metav1.ConditionFalse
-	if status {
-		s = metav1.ConditionTrue
-	}
-	return metav1.Condition{Type: typ, Status: s, Reason: reason, ObservedGeneration: generation, Message: fmt.Sprintf(format, args...)}
-}
 
 func listNames(nss []nsStatus) string {
 	names := make([]string, 0, maxListed)

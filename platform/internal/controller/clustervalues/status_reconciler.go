@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/status"
 )
 
 // statusReconciler computes, for the ClusterValues singleton, how many
@@ -109,7 +110,7 @@ func (r *statusReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 	updated.Status.ObservedGeneration = cv.Generation
 	updated.Status.TotalNamespaces = s.total
 	updated.Status.ProjectedNamespaces = s.projected
-	applyConditions(updated, conds)
+	status.Set(updated, ownedConditions, conds...)
 	if equality.Semantic.DeepEqual(cv.Status, updated.Status) {
 		return ctrl.Result{}, nil
 	}

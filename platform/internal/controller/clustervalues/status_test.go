@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/status"
 )
 
 // TestSummaryConditions is the status computation over a table of
@@ -78,7 +79,11 @@ func TestSummaryConditions(t *testing.T) {
 			if s.total != tc.want.total || s.projected != tc.want.projected || s.lag != tc.want.lag {
 				t.Errorf("total/projected/lag = %d/%d/%d, want %d/%d/%d", s.total, s.projected, s.lag, tc.want.total, tc.want.projected, tc.want.lag)
 			}
-			conds := s.conditions()
+			// As the reconciler stores them: observedGeneration is the
+			// source's.
+			cv := &v1alpha1.ClusterValues{ObjectMeta: metav1.ObjectMeta{Generation: 4}}
+			status.Set(cv, ownedConditions, s.conditions()...)
+			conds := cv.Status.Conditions
 			ready := apimeta.FindStatusCondition(conds, v1alpha1.ConditionReady)
 			proj := apimeta.FindStatusCondition(conds, v1alpha1.ConditionProjected)
 			if ready == nil || proj == nil {
@@ -126,16 +131,16 @@ func TestInvalidSpecConditions(t *testing.T) {
 func TestApplyConditions(t *testing.T) {
 	lagging := summarize(2, []nsStatus{{name: "a", state: nsLagging, carried: 1}}).conditions()
 	cv := &v1alpha1.ClusterValues{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
-	if !applyConditions(cv, lagging) {
+	if !status.Set(cv, ownedConditions, lagging...) {
 		t.Fatal("first apply reported no change")
 	}
-	if applyConditions(cv, lagging) {
+	if status.Set(cv, ownedConditions, lagging...) {
 		t.Error("re-applying the same conditions reported a change")
 	}
 	before := apimeta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionReady).LastTransitionTime
 	time.Sleep(1100 * time.Millisecond) // transition times have second precision
 	done := summarize(2, []nsStatus{{name: "a", carried: 2}}).conditions()
-	if !applyConditions(cv, done) {
+	if !status.Set(cv, ownedConditions, done...) {
 		t.Fatal("converging reported no change")
 	}
 	if apimeta.FindStatusCondition(cv.Status.Conditions, v1alpha1.ConditionReconciling) != nil {

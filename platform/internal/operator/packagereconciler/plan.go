@@ -16,7 +16,7 @@ import (
 	"cozystack.io/platform/internal/operator/depgraph"
 	"cozystack.io/platform/internal/operator/names"
 	"cozystack.io/platform/internal/operator/requirements"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 // view is what one Package would install, derived from its spec and its

@@ -12,7 +12,7 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/operator/names"
 	"cozystack.io/platform/internal/operator/requirements"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 var platform = requirements.Platform{Version: "1.0.0", Properties: []string{"network.stableVMAddress"}}

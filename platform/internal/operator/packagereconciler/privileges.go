@@ -8,7 +8,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 // Consent is specific (docs/operator/catalogs.md, "Catalog delivery", "What a third-party

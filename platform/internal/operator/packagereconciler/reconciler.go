@@ -28,7 +28,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/operator/requirements"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 // Finalizer holds a deleted Package until its HelmReleases are uninstalled

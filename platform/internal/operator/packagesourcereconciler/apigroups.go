@@ -8,7 +8,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 // CRD groups across catalogs (docs/operator/catalogs.md, "Catalog delivery", "What a

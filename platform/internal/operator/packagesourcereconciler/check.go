@@ -12,7 +12,7 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
 	"cozystack.io/platform/internal/operator/adinstaller"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 // Step 3: the checks of what the served revision installs, before anything

@@ -20,7 +20,7 @@ import (
 	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/platform/internal/operator/adinstaller"
 	"cozystack.io/platform/internal/operator/names"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 // TestRefused: a check's error becomes a refusal for what the revision

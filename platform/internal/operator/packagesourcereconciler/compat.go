@@ -21,7 +21,7 @@ import (
 	"cozystack.io/platform/internal/appschema"
 	"cozystack.io/platform/internal/operator/adinstaller"
 	"cozystack.io/platform/internal/operator/names"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 // StoredValues is one existing application's values as its HelmRelease

@@ -9,7 +9,7 @@ import (
 	"cozystack.io/contracts/artifact"
 	"cozystack.io/contracts/artifact/safetar"
 	"cozystack.io/platform/internal/operator/requirements"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 // Step 2: a newer revision, resolved from the spec's origin (source.go),

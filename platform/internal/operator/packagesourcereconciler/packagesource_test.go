@@ -13,7 +13,7 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/artifact"
 	"cozystack.io/contracts/artifact/safetar"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 func TestPullFailureReasons(t *testing.T) {

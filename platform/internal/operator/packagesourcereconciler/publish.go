@@ -21,7 +21,7 @@ import (
 	"cozystack.io/platform/internal/operator/adinstaller"
 	"cozystack.io/platform/internal/operator/artifactserver"
 	"cozystack.io/platform/internal/operator/names"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 // Step 4: publish, then install. The kinds appear once their charts are
@@ -170,8 +170,8 @@ func (r *Reconciler) ensureArtifact(ctx context.Context, ps *v1alpha1.PackageSou
 	patcher := patch.NewSerialPatcher(ea, r.Client)
 	want.LastUpdateTime = metav1.Now()
 	ea.Status.Artifact = &want
-	conditions.MarkTrue(ea, meta.ReadyCondition, meta.SucceededReason,
-		"chart %s %s (%s) of PackageSource %s", chart.Name, chart.Version, chart.Path, ps.Name)
+	status.Set(ea, []string{meta.ReadyCondition}, *conditions.TrueCondition(meta.ReadyCondition, meta.SucceededReason,
+		"chart %s %s (%s) of PackageSource %s", chart.Name, chart.Version, chart.Path, ps.Name))
 	if err := patcher.Patch(ctx, ea, patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition}},
 		patch.WithFieldOwner(v1alpha1.ManagedByOperator)); err != nil {
 		return fmt.Errorf("write ExternalArtifact %s/%s status: %w", ea.Namespace, name, err)

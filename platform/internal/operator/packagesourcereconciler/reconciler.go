@@ -26,7 +26,7 @@ import (
 	"cozystack.io/contracts/artifact"
 	"cozystack.io/platform/internal/operator/names"
 	"cozystack.io/platform/internal/operator/requirements"
-	"cozystack.io/platform/internal/operator/status"
+	"cozystack.io/platform/internal/status"
 )
 
 // DefaultInterval is how often a tag is resolved again when

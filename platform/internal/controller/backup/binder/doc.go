@@ -18,7 +18,7 @@
 //     (platform/internal/backup/handoff): Bound, DriverNotInstalled,
 //     DriverUnavailable, DriverConflict, ProtocolIncompatible or
 //     UnknownStrategyKind;
-//  4. summarizes the outcome into the core's status (summarize.go) and
+//  4. summarizes the outcome into the core's status (status.go) and
 //     applies it by server-side apply as v1alpha1.CoreFieldManager
 //     (sdk/backup/apply), always the core's whole intent for an unbound
 //     job: status.observedGeneration, status.phase, conditions DriverBound

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -21,9 +21,9 @@ import (
 )
 
 // ownedConditions are the condition types the binder sends on an unbound
-// job; any other is another writer's.
+// job, in the order it sends them; any other is another writer's.
 var ownedConditions = []string{
-	backupsv1alpha1.ConditionDriverBound, backupsv1alpha1.ConditionReconciling, backupsv1alpha1.ConditionReady,
+	backupsv1alpha1.ConditionReady, backupsv1alpha1.ConditionDriverBound, backupsv1alpha1.ConditionReconciling,
 }
 
 // summarize returns the core's whole status intent for job under o at now:
@@ -31,51 +31,39 @@ var ownedConditions = []string{
 // WaitingForDriver while the job waits for a driver or its claim, or
 // Ready=False (with phase Failed and completionTime) for a failure the
 // core decides; with Bound also the binding and the application snapshot.
-// Conditions keep their lastTransitionTime while their status, reason and
-// message stay.
+// A Ready the job holds is resent while it waits. Conditions keep their
+// lastTransitionTime while their status stays (apply.Conditions).
 func summarize(job *backupsv1alpha1.BackupJob, o outcome, now time.Time) backupsv1alpha1.BackupJobStatus {
-	work := job.DeepCopy()
+	gen := job.Generation
 	st := backupsv1alpha1.BackupJobStatus{JobStatus: backupsv1alpha1.JobStatus{
-		ObservedGeneration: job.Generation,
+		ObservedGeneration: gen,
 		Phase:              backupsv1alpha1.PhasePending,
 	}}
+	bound := apply.Condition(backupsv1alpha1.ConditionDriverBound, metav1.ConditionFalse, o.reason, gen, "%s", o.message)
 	if o.reason == backupsv1alpha1.ReasonBound {
-		conditions.MarkTrue(work, backupsv1alpha1.ConditionDriverBound, o.reason, "%s", o.message)
-	} else {
-		conditions.MarkFalse(work, backupsv1alpha1.ConditionDriverBound, o.reason, "%s", o.message)
+		bound.Status = metav1.ConditionTrue
 	}
+	var want []metav1.Condition
 	switch {
 	case o.failed:
-		conditions.MarkFalse(work, backupsv1alpha1.ConditionReady, o.reason, "%s", o.message)
-		conditions.Delete(work, backupsv1alpha1.ConditionReconciling)
+		want = append(want, apply.Condition(backupsv1alpha1.ConditionReady, metav1.ConditionFalse, o.reason, gen, "%s", o.message), bound)
 		st.Phase = backupsv1alpha1.PhaseFailed
 		st.CompletionTime = &metav1.Time{Time: now.UTC().Truncate(time.Second)}
 	case o.binding != nil:
-		conditions.MarkTrue(work, backupsv1alpha1.ConditionReconciling, backupsv1alpha1.ReasonWaitingForDriver,
-			"bound to BackupDriver %s; waiting for it to claim the job (within %s, else the job fails with %s)",
-			o.binding.DriverRef.Name, o.binding.Timeouts.Pending.Duration, backupsv1alpha1.ReasonPendingTimeout)
+		want = append(apply.Owned(job.Status.Conditions, backupsv1alpha1.ConditionReady), bound,
+			apply.Condition(backupsv1alpha1.ConditionReconciling, metav1.ConditionTrue, backupsv1alpha1.ReasonWaitingForDriver, gen,
+				"bound to BackupDriver %s; waiting for it to claim the job (within %s, else the job fails with %s)",
+				o.binding.DriverRef.Name, o.binding.Timeouts.Pending.Duration, backupsv1alpha1.ReasonPendingTimeout))
 		st.Binding = o.binding
 		st.ApplicationSnapshotRef = o.snapshot
 	default:
-		conditions.MarkTrue(work, backupsv1alpha1.ConditionReconciling, backupsv1alpha1.ReasonWaitingForDriver,
-			"waiting for a driver (%s) until %s, then the job fails with %s",
-			o.reason, o.deadline.UTC().Format(time.RFC3339), backupsv1alpha1.ReasonDriverWaitTimeout)
+		want = append(apply.Owned(job.Status.Conditions, backupsv1alpha1.ConditionReady), bound,
+			apply.Condition(backupsv1alpha1.ConditionReconciling, metav1.ConditionTrue, backupsv1alpha1.ReasonWaitingForDriver, gen,
+				"waiting for a driver (%s) until %s, then the job fails with %s",
+				o.reason, o.deadline.UTC().Format(time.RFC3339), backupsv1alpha1.ReasonDriverWaitTimeout))
 	}
-	st.Conditions = owned(work.Status.Conditions)
+	st.Conditions = apply.Conditions(job.Status.Conditions, now, want...)
 	return st
-}
-
-// owned returns the conditions of ownedConditions among conds, in order.
-func owned(conds []metav1.Condition) []metav1.Condition {
-	var out []metav1.Condition
-	for _, c := range conds {
-		for _, t := range ownedConditions {
-			if c.Type == t {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
 }
 
 // write applies the status o calls for, when it differs from the job's,
@@ -86,7 +74,7 @@ func (r *reconciler) write(ctx context.Context, job *backupsv1alpha1.BackupJob, 
 	cur := backupsv1alpha1.BackupJobStatus{JobStatus: backupsv1alpha1.JobStatus{
 		ObservedGeneration: job.Status.ObservedGeneration,
 		Phase:              job.Status.Phase,
-		Conditions:         owned(job.Status.Conditions),
+		Conditions:         apply.Owned(job.Status.Conditions, ownedConditions...),
 	}}
 	if o.binding == nil && !o.failed && equality.Semantic.DeepEqual(cur, want) {
 		return nil
@@ -94,7 +82,7 @@ func (r *reconciler) write(ctx context.Context, job *backupsv1alpha1.BackupJob, 
 	if err := apply.Status(ctx, r.client, job, want, backupsv1alpha1.CoreFieldManager); err != nil {
 		return fmt.Errorf("write the status of BackupJob %s/%s: %w", job.Namespace, job.Name, err)
 	}
-	if prev := conditions.Get(job, backupsv1alpha1.ConditionDriverBound); r.recorder != nil && (prev == nil || prev.Reason != o.reason) {
+	if prev := apimeta.FindStatusCondition(job.Status.Conditions, backupsv1alpha1.ConditionDriverBound); r.recorder != nil && (prev == nil || prev.Reason != o.reason) {
 		typ := corev1.EventTypeWarning
 		if o.reason == backupsv1alpha1.ReasonBound {
 			typ = corev1.EventTypeNormal
@@ -131,15 +119,15 @@ func (r *reconciler) label(ctx context.Context, job *backupsv1alpha1.BackupJob, 
 // Cancelled, Ready=False reason Cancelled, keeping the DriverBound
 // condition that says why it was waiting.
 func (r *reconciler) cancelUnbound(ctx context.Context, job *backupsv1alpha1.BackupJob) error {
-	work := job.DeepCopy()
-	conditions.MarkFalse(work, backupsv1alpha1.ConditionReady, backupsv1alpha1.ReasonCancelled,
-		"cancelled (spec.cancel) before a driver was bound; nothing was created")
-	conditions.Delete(work, backupsv1alpha1.ConditionReconciling)
+	now := r.clock.Now()
 	st := backupsv1alpha1.BackupJobStatus{JobStatus: backupsv1alpha1.JobStatus{
 		ObservedGeneration: job.Generation,
 		Phase:              backupsv1alpha1.PhaseCancelled,
-		CompletionTime:     &metav1.Time{Time: r.clock.Now().UTC().Truncate(time.Second)},
-		Conditions:         owned(work.Status.Conditions),
+		CompletionTime:     &metav1.Time{Time: now.UTC().Truncate(time.Second)},
 	}}
+	cancelled := apply.Condition(backupsv1alpha1.ConditionReady, metav1.ConditionFalse, backupsv1alpha1.ReasonCancelled, job.Generation,
+		"cancelled (spec.cancel) before a driver was bound; nothing was created")
+	st.Conditions = apply.Conditions(job.Status.Conditions, now,
+		append([]metav1.Condition{cancelled}, apply.Owned(job.Status.Conditions, backupsv1alpha1.ConditionDriverBound)...)...)
 	return apply.Status(ctx, r.client, job, st, backupsv1alpha1.CoreFieldManager)
 }

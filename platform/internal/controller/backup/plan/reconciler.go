@@ -98,7 +98,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		result.RequeueAfter = d.next.Sub(now) + requeueDelta
 	}
 	status.Active = obs.active
-	status.Conditions = withTransitions(plan.Status.Conditions, sum.conditions(), now)
+	status.Conditions = apply.Conditions(plan.Status.Conditions, now, sum.conditions()...)
 	if err := apply.Status(ctx, r.client, plan, status, v1alpha1.CoreFieldManager); err != nil {
 		return reconcile.Result{}, errors.Join(err, retainErr)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"cozystack.io/platform/internal/controller/backup/retention"
 	"cozystack.io/sdk/backup/api/v1alpha1"
+	"cozystack.io/sdk/backup/apply"
 )
 
 // maxNamed bounds how many Backups a condition message names.
@@ -61,7 +62,7 @@ func (r *reconciler) retain(ctx context.Context, plan *v1alpha1.Plan, loc *time.
 	}
 	gen := plan.Generation
 	if plan.Spec.Retention == nil {
-		out.condition = cond(v1alpha1.ConditionRetention, true, v1alpha1.ReasonRetentionApplied, gen,
+		out.condition = apply.Condition(v1alpha1.ConditionRetention, metav1.ConditionTrue, v1alpha1.ReasonRetentionApplied, gen,
 			"spec.retention is not set: every Backup is kept (%d ready)", len(ready))
 		return out, nil
 	}
@@ -117,14 +118,14 @@ func (r *reconciler) retain(ctx context.Context, plan *v1alpha1.Plan, loc *time.
 		kept += fmt.Sprintf(" and deleted %d, whose driver reclaims their data: %s", len(deleted), names(deleted))
 	}
 	if len(unsupported) == 0 {
-		out.condition = cond(v1alpha1.ConditionRetention, true, v1alpha1.ReasonRetentionApplied, gen, "%s", kept)
+		out.condition = apply.Condition(v1alpha1.ConditionRetention, metav1.ConditionTrue, v1alpha1.ReasonRetentionApplied, gen, "%s", kept)
 	} else {
 		var parts []string
 		for _, drv := range slices.Sorted(maps.Keys(unsupported)) {
 			parts = append(parts, fmt.Sprintf("%d Backups of driver %q are due for deletion but kept, as %s: %s",
 				len(unsupported[drv]), drv, why[drv], names(unsupported[drv])))
 		}
-		out.condition = cond(v1alpha1.ConditionRetention, false, v1alpha1.ReasonReclaimUnsupported, gen,
+		out.condition = apply.Condition(v1alpha1.ConditionRetention, metav1.ConditionFalse, v1alpha1.ReasonReclaimUnsupported, gen,
 			"%s. %s. Delete them by hand once their data is removed, or back up with a class whose driver has the Reclaim capability.",
 			kept, strings.Join(parts, ". "))
 	}

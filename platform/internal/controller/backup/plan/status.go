@@ -5,11 +5,11 @@ import (
 	"strings"
 	"time"
 
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"cozystack.io/sdk/backup/api/v1alpha1"
+	"cozystack.io/sdk/backup/apply"
 )
 
 // summary is what a Plan's conditions are derived from, in one place.
@@ -39,17 +39,17 @@ func (s summary) conditions() []metav1.Condition {
 	case s.invalid != nil:
 		msg := fmt.Sprintf("%s; no run is scheduled until the Plan is fixed", s.invalid.Error())
 		out = append(out,
-			cond(v1alpha1.ConditionReady, false, v1alpha1.ReasonInvalidSchedule, gen, "%s", msg),
-			cond(v1alpha1.ConditionStalled, true, v1alpha1.ReasonInvalidSchedule, gen, "%s", msg))
+			apply.Condition(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidSchedule, gen, "%s", msg),
+			apply.Condition(v1alpha1.ConditionStalled, metav1.ConditionTrue, v1alpha1.ReasonInvalidSchedule, gen, "%s", msg))
 	case s.suspend:
-		out = append(out, cond(v1alpha1.ConditionReady, true, v1alpha1.ReasonSuspended, gen,
+		out = append(out, apply.Condition(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonSuspended, gen,
 			"spec.suspend is true: no new run starts (the next would be due at %s)%s", s.next.In(s.loc).Format(time.RFC3339), activeNote(s.active, " and go on")))
 	default:
-		out = append(out, cond(v1alpha1.ConditionReady, true, v1alpha1.ReasonScheduled, gen,
+		out = append(out, apply.Condition(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonScheduled, gen,
 			"the next run is due at %s%s", s.next.In(s.loc).Format(time.RFC3339), activeNote(s.active, "")))
 	}
 	if s.retention != nil && len(s.retention.terminating) > 0 {
-		out = append(out, cond(v1alpha1.ConditionReconciling, true, v1alpha1.ReasonProgressing, gen,
+		out = append(out, apply.Condition(v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonProgressing, gen,
 			"%d Backups are being deleted while their driver reclaims their data: %s", len(s.retention.terminating), names(s.retention.terminating)))
 	}
 	switch {
@@ -69,26 +69,4 @@ func activeNote(active []string, suffix string) string {
 		return fmt.Sprintf("; job %s is active%s", active[0], suffix)
 	}
 	return fmt.Sprintf("; jobs %s are active%s", strings.Join(active, ", "), suffix)
-}
-
-// withTransitions returns want with lastTransitionTime carried over from
-// old where the type's status did not change, now otherwise.
-func withTransitions(old, want []metav1.Condition, now time.Time) []metav1.Condition {
-	out := make([]metav1.Condition, len(want))
-	for i, c := range want {
-		c.LastTransitionTime = metav1.NewTime(now)
-		if prev := apimeta.FindStatusCondition(old, c.Type); prev != nil && prev.Status == c.Status && !prev.LastTransitionTime.IsZero() {
-			c.LastTransitionTime = prev.LastTransitionTime
-		}
-		out[i] = c
-	}
-	return out
-}
-
-func cond(typ string, status bool, reason string, generation int64, format string, args ...any) metav1.Condition {
-	s := metav1.ConditionFalse
-	if status {
-		s = metav1.ConditionTrue
-	}
-	return metav1.Condition{Type: typ, Status: s, Reason: reason, ObservedGeneration: generation, Message: fmt.Sprintf(format, args...)}
 }

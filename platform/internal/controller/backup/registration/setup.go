@@ -3,10 +3,11 @@ package registration
 import (
 	"context"
 	"fmt"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -81,24 +82,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	cond := metav1.Condition{Type: backupsv1alpha1.ConditionAccepted, Status: metav1.ConditionTrue,
-		Reason: a.Reason, Message: a.Message, ObservedGeneration: d.Generation}
-	if !a.Accepted() {
-		cond.Status = metav1.ConditionFalse
-	}
-	old := apimeta.FindStatusCondition(d.Status.Conditions, cond.Type)
-	unchanged := old != nil && old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message &&
-		old.ObservedGeneration == cond.ObservedGeneration &&
-		d.Status.Catalog == a.Catalog && d.Status.Package == a.Package && d.Status.Component == a.Component
-	if unchanged {
+	status := summarize(d, a, time.Now())
+	if equality.Semantic.DeepEqual(apply.Owned(d.Status.Conditions, backupsv1alpha1.ConditionAccepted), status.Conditions) &&
+		d.Status.Catalog == a.Catalog && d.Status.Package == a.Package && d.Status.Component == a.Component {
 		return reconcile.Result{}, nil
 	}
-	conds := []metav1.Condition{}
-	apimeta.SetStatusCondition(&conds, cond)
-	if old != nil && old.Status == cond.Status {
-		conds[0].LastTransitionTime = old.LastTransitionTime
-	}
-	status := backupsv1alpha1.BackupDriverStatus{Conditions: conds, Catalog: a.Catalog, Package: a.Package, Component: a.Component}
 	if err := apply.Status(ctx, r.client, d, status, backupsv1alpha1.CoreFieldManager); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -106,4 +94,21 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.recorder.Eventf(d, nil, corev1.EventTypeWarning, a.Reason, "Register", "%s", a.Message)
 	}
 	return reconcile.Result{}, nil
+}
+
+// summarize returns the core's status of d under a at now: Accepted (True
+// when a accepts d) and the catalog, package and component that installed
+// d.
+func summarize(d *backupsv1alpha1.BackupDriver, a drivers.Acceptance, now time.Time) backupsv1alpha1.BackupDriverStatus {
+	accepted := metav1.ConditionTrue
+	if !a.Accepted() {
+		accepted = metav1.ConditionFalse
+	}
+	return backupsv1alpha1.BackupDriverStatus{
+		Conditions: apply.Conditions(d.Status.Conditions, now,
+			apply.Condition(backupsv1alpha1.ConditionAccepted, accepted, a.Reason, d.Generation, "%s", a.Message)),
+		Catalog:   a.Catalog,
+		Package:   a.Package,
+		Component: a.Component,
+	}
 }

@@ -89,7 +89,7 @@ func TestTargetForbidden(t *testing.T) {
 	}{{"a tenant admin", alicec, "vault-copy"}, {"a cluster admin", c, "vault-copy-by-admin"}} {
 		job := newRestore(t, j.cl, alice, j.name, "", "vault-1", j.name)
 		got := waitCondition(t, job, backupsv1alpha1.ConditionReady, metav1.ConditionFalse, backupsv1alpha1.ReasonTargetForbidden)
-		msg := condition(got, backupsv1alpha1.ConditionReady).Message
+		msg := conditionOf(got, backupsv1alpha1.ConditionReady).Message
 		t.Logf("TargetForbidden (job by %s): %s", j.by, msg)
 		for _, want := range []string{vaultKind, "namespace " + alice, "super-admin", "tenant-alice-admin", "create the application " + vaultKind + " vault", "target.mode InPlace"} {
 			if !strings.Contains(msg, want) {
@@ -97,10 +97,10 @@ func TestTargetForbidden(t *testing.T) {
 			}
 		}
 		if got.Status.Phase != backupsv1alpha1.PhaseFailed || got.Status.CompletionTime == nil || got.Status.Binding != nil ||
-			got.Labels[backupsv1alpha1.LabelDriver] != "" || condition(got, backupsv1alpha1.ConditionDriverBound) != nil {
+			got.Labels[backupsv1alpha1.LabelDriver] != "" || conditionOf(got, backupsv1alpha1.ConditionDriverBound) != nil {
 			t.Errorf("labels %v, status %+v: want Failed, completed, unbound", got.Labels, got.Status)
 		}
-		if a := condition(got, backupsv1alpha1.ConditionAuthorized); a == nil || a.Reason != backupsv1alpha1.ReasonGranted {
+		if a := conditionOf(got, backupsv1alpha1.ConditionAuthorized); a == nil || a.Reason != backupsv1alpha1.ReasonGranted {
 			t.Errorf("Authorized %+v, want Granted", a)
 		}
 		consistently(t, "nothing created for "+j.name, 2*time.Second, func() error { return noVault(t, alice, j.name) })
@@ -114,7 +114,7 @@ func TestTargetForbidden(t *testing.T) {
 	}
 	cross := newRestore(t, bobc, bob, "vault-from-alice", alice, "vault-1", "vault-from-alice")
 	got := waitCondition(t, cross, backupsv1alpha1.ConditionReady, metav1.ConditionFalse, backupsv1alpha1.ReasonTargetForbidden)
-	msg := condition(got, backupsv1alpha1.ConditionReady).Message
+	msg := conditionOf(got, backupsv1alpha1.ConditionReady).Message
 	t.Logf("TargetForbidden (across namespaces): %s", msg)
 	if !strings.Contains(msg, "namespace "+bob) || !strings.Contains(msg, "tenant-bob-super-admin") {
 		t.Errorf("message %q: want namespace %s and group tenant-bob-super-admin named", msg, bob)

@@ -128,7 +128,7 @@ func TestStatusTransitionTimes(t *testing.T) {
 		{Type: backupsv1alpha1.ConditionDriverBound, Status: metav1.ConditionFalse, Reason: backupsv1alpha1.ReasonDriverUnavailable, LastTransitionTime: then},
 	}
 	wait := &verdict{metav1.ConditionFalse, backupsv1alpha1.ReasonProtocolIncompatible, "p"}
-	st := status(job, intent{
+	st := summarize(job, intent{
 		authorized: &verdict{metav1.ConditionTrue, backupsv1alpha1.ReasonGranted, "g"},
 		bound:      wait, blocked: wait,
 	}, now)

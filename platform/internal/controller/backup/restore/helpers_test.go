@@ -401,6 +401,6 @@ func getApp(t *testing.T, ns, name string) *unstructured.Unstructured {
 	return u
 }
 
-func condition(job *backupsv1alpha1.RestoreJob, typ string) *metav1.Condition {
+func conditionOf(job *backupsv1alpha1.RestoreJob, typ string) *metav1.Condition {
 	return apimeta.FindStatusCondition(job.Status.Conditions, typ)
 }

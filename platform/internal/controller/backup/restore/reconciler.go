@@ -71,7 +71,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	st := status(job, in, now)
+	st := summarize(job, in, now)
 	if in.binding == nil && apiequality.Semantic.DeepEqual(st, job.Status) {
 		// Nothing new: no request (a waiting job is decided every retry
 		// interval).

@@ -87,7 +87,7 @@ func TestSameTenantRestoreToNewName(t *testing.T) {
 	waitTenantRoles(t, alicec, alice)
 	job := newRestore(t, alicec, alice, "copy-db", "", "db-snap", "copy")
 	got := waitCondition(t, job, backupsv1alpha1.ConditionDriverBound, metav1.ConditionTrue, backupsv1alpha1.ReasonBound)
-	if a := condition(got, backupsv1alpha1.ConditionAuthorized); a.Status != metav1.ConditionTrue || a.Reason != backupsv1alpha1.ReasonGranted {
+	if a := conditionOf(got, backupsv1alpha1.ConditionAuthorized); a.Status != metav1.ConditionTrue || a.Reason != backupsv1alpha1.ReasonGranted {
 		t.Errorf("Authorized %+v, want True Granted", a)
 	}
 	want := &backupsv1alpha1.Binding{
@@ -107,8 +107,8 @@ func TestSameTenantRestoreToNewName(t *testing.T) {
 	if d := cmp.Diff(wantRef, got.Status.TargetRef); d != "" {
 		t.Errorf("targetRef (-want +got):\n%s", d)
 	}
-	if condition(got, backupsv1alpha1.ConditionReady) != nil {
-		t.Errorf("Ready %+v after binding: Ready is the driver's from then on", condition(got, backupsv1alpha1.ConditionReady))
+	if conditionOf(got, backupsv1alpha1.ConditionReady) != nil {
+		t.Errorf("Ready %+v after binding: Ready is the driver's from then on", conditionOf(got, backupsv1alpha1.ConditionReady))
 	}
 	copyApp := getApp(t, alice, "copy")
 	if copyApp == nil || copyApp.GetLabels()[restore.LabelRestoreJob] != string(got.UID) {
@@ -142,7 +142,7 @@ func TestSameTenantRestoreToNewName(t *testing.T) {
 		if d := cmp.Diff(want, cur.Status.Binding); d != "" {
 			return fmt.Errorf("binding changed (-want +got):\n%s", d)
 		}
-		if r := condition(cur, backupsv1alpha1.ConditionDriverBound); r.Reason != backupsv1alpha1.ReasonBound {
+		if r := conditionOf(cur, backupsv1alpha1.ConditionDriverBound); r.Reason != backupsv1alpha1.ReasonBound {
 			return fmt.Errorf("DriverBound %+v", r)
 		}
 		return nil
@@ -175,9 +175,9 @@ func TestInPlace(t *testing.T) {
 
 	across := newRestore(t, c, bob, "inplace-across", alice, "inplace-1", "")
 	got = waitCondition(t, across, backupsv1alpha1.ConditionReady, metav1.ConditionFalse, backupsv1alpha1.ReasonInPlaceAcrossNamespaces)
-	t.Logf("%s: %s", backupsv1alpha1.ReasonInPlaceAcrossNamespaces, condition(got, backupsv1alpha1.ConditionReady).Message)
+	t.Logf("%s: %s", backupsv1alpha1.ReasonInPlaceAcrossNamespaces, conditionOf(got, backupsv1alpha1.ConditionReady).Message)
 	if got.Status.Phase != backupsv1alpha1.PhaseFailed || got.Status.CompletionTime == nil || got.Status.Binding != nil ||
-		!strings.Contains(condition(got, backupsv1alpha1.ConditionReady).Message, "NewApplication") {
+		!strings.Contains(conditionOf(got, backupsv1alpha1.ConditionReady).Message, "NewApplication") {
 		t.Errorf("status %+v: want Failed, unbound, pointing at NewApplication", got.Status)
 	}
 
@@ -205,7 +205,7 @@ func TestTargetExists(t *testing.T) {
 		before := helmRelease(t, alice, name)
 		job := newRestore(t, c, alice, "into-"+name, "", "exists-1", name)
 		got := waitCondition(t, job, backupsv1alpha1.ConditionReady, metav1.ConditionFalse, backupsv1alpha1.ReasonTargetExists)
-		t.Logf("TargetExists: %s", condition(got, backupsv1alpha1.ConditionReady).Message)
+		t.Logf("TargetExists: %s", conditionOf(got, backupsv1alpha1.ConditionReady).Message)
 		if got.Status.Phase != backupsv1alpha1.PhaseFailed || got.Status.Binding != nil || got.Labels[backupsv1alpha1.LabelDriver] != "" {
 			t.Errorf("status %+v, labels %v: want Failed and unbound", got.Status, got.Labels)
 		}
@@ -225,7 +225,7 @@ func TestCapabilityMissing(t *testing.T) {
 	takeBackup(t, alice, "caps-1", "capsrc", "basic", map[string]any{"size": "1Gi"})
 	job := newRestore(t, c, alice, "caps-new", "", "caps-1", "caps-copy")
 	got := waitCondition(t, job, backupsv1alpha1.ConditionReady, metav1.ConditionFalse, backupsv1alpha1.ReasonCapabilityMissing)
-	t.Logf("CapabilityMissing: %s", condition(got, backupsv1alpha1.ConditionReady).Message)
+	t.Logf("CapabilityMissing: %s", conditionOf(got, backupsv1alpha1.ConditionReady).Message)
 	if got.Status.Phase != backupsv1alpha1.PhaseFailed || got.Status.Binding != nil {
 		t.Errorf("status %+v: want Failed and unbound", got.Status)
 	}
@@ -249,12 +249,12 @@ func TestDriverWaits(t *testing.T) {
 	takeBackup(t, alice, "late-1", "db", "late", map[string]any{"size": "4Gi"})
 	job := newRestore(t, c, alice, "late", "", "late-1", "late-copy")
 	got := waitCondition(t, job, backupsv1alpha1.ConditionDriverBound, metav1.ConditionFalse, backupsv1alpha1.ReasonDriverUnavailable)
-	msg := condition(got, backupsv1alpha1.ConditionDriverBound).Message
+	msg := conditionOf(got, backupsv1alpha1.ConditionDriverBound).Message
 	t.Logf("DriverUnavailable (no registration): %s", msg)
 	if !strings.Contains(msg, "BackupDriver late") || !strings.Contains(msg, "not registered") || got.Status.Phase != backupsv1alpha1.PhasePending {
 		t.Errorf("message %q, phase %s: want the driver named as not registered, Pending", msg, got.Status.Phase)
 	}
-	if r := condition(got, backupsv1alpha1.ConditionReady); r == nil || r.Reason != backupsv1alpha1.ReasonDriverUnavailable {
+	if r := conditionOf(got, backupsv1alpha1.ConditionReady); r == nil || r.Reason != backupsv1alpha1.ReasonDriverUnavailable {
 		t.Errorf("Ready %+v, want False DriverUnavailable", r)
 	}
 	if getApp(t, alice, "late-copy") != nil {
@@ -266,7 +266,7 @@ func TestDriverWaits(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
 			return err
 		}
-		if m := condition(got, backupsv1alpha1.ConditionDriverBound).Message; !strings.Contains(m, "Lease "+backuptest.DriverNamespace+"/backup-driver-late") {
+		if m := conditionOf(got, backupsv1alpha1.ConditionDriverBound).Message; !strings.Contains(m, "Lease "+backuptest.DriverNamespace+"/backup-driver-late") {
 			return fmt.Errorf("message %q", m)
 		}
 		return nil
@@ -284,7 +284,7 @@ func TestDriverWaits(t *testing.T) {
 	takeBackup(t, alice, "old-1", "db", "old", map[string]any{"size": "4Gi"})
 	old := newRestore(t, c, alice, "old", "", "old-1", "old-copy")
 	got = waitCondition(t, old, backupsv1alpha1.ConditionDriverBound, metav1.ConditionFalse, backupsv1alpha1.ReasonProtocolIncompatible)
-	msg = condition(got, backupsv1alpha1.ConditionDriverBound).Message
+	msg = conditionOf(got, backupsv1alpha1.ConditionDriverBound).Message
 	t.Logf("ProtocolIncompatible: %s", msg)
 	if !strings.Contains(msg, "[v0alpha9]") || !strings.Contains(msg, "["+backupsv1alpha1.ProtocolVersion+"]") {
 		t.Errorf("message %q lacks both lists", msg)
@@ -294,8 +294,8 @@ func TestDriverWaits(t *testing.T) {
 	// Still live on the new time: the wait is the protocol's.
 	registerDriver(t, "old", true, []string{"v0alpha9"}, backupsv1alpha1.CapabilityRestoreToNew)
 	got = waitCondition(t, old, backupsv1alpha1.ConditionReady, metav1.ConditionFalse, backupsv1alpha1.ReasonDriverWaitTimeout)
-	t.Logf("DriverWaitTimeout: %s", condition(got, backupsv1alpha1.ConditionReady).Message)
-	if b := condition(got, backupsv1alpha1.ConditionDriverBound); b.Reason != backupsv1alpha1.ReasonDriverWaitTimeout || got.Status.Phase != backupsv1alpha1.PhaseFailed {
+	t.Logf("DriverWaitTimeout: %s", conditionOf(got, backupsv1alpha1.ConditionReady).Message)
+	if b := conditionOf(got, backupsv1alpha1.ConditionDriverBound); b.Reason != backupsv1alpha1.ReasonDriverWaitTimeout || got.Status.Phase != backupsv1alpha1.PhaseFailed {
 		t.Errorf("DriverBound %+v, phase %s: want DriverWaitTimeout, Failed", b, got.Status.Phase)
 	}
 	if getApp(t, alice, "old-copy") != nil {
@@ -371,7 +371,7 @@ func TestRestoreKeepsKeysTheSchemaDropped(t *testing.T) {
 	createBackup(t, backupOf(t, alice, "stale-snap", "stale", "demo", snapshot))
 	job := newRestore(t, c, alice, "stale-copy", "", "stale-snap", "stalecopy")
 	got := waitCondition(t, job, backupsv1alpha1.ConditionReady, metav1.ConditionFalse, backupsv1alpha1.ReasonTargetInvalid)
-	msg := condition(got, backupsv1alpha1.ConditionReady).Message
+	msg := conditionOf(got, backupsv1alpha1.ConditionReady).Message
 	if !strings.Contains(msg, "spec.maxMemory") || !strings.Contains(msg, "never dropped") {
 		t.Errorf("message %q: want the field and that it is not dropped", msg)
 	}

@@ -73,7 +73,7 @@ func TestSnapshotByReference(t *testing.T) {
 	createBackup(t, bad)
 	job = newRestore(t, c, alice, "ref-tampered", "", "ref-tampered", "reftampered")
 	got := waitCondition(t, job, backupsv1alpha1.ConditionReady, metav1.ConditionFalse, backupsv1alpha1.ReasonSnapshotTampered)
-	msg := condition(got, backupsv1alpha1.ConditionReady).Message
+	msg := conditionOf(got, backupsv1alpha1.ConditionReady).Message
 	t.Logf("SnapshotTampered: %s", msg)
 	for _, s := range []string{bad.Spec.ApplicationSnapshotRef.Digest, snapshot.Digest(forged), bad.Spec.ApplicationSnapshotRef.ConfigMapName, "tampering"} {
 		if !strings.Contains(msg, s) {
@@ -89,7 +89,7 @@ func TestSnapshotByReference(t *testing.T) {
 	createBackup(t, gone)
 	job = newRestore(t, c, alice, "ref-gone", "", "ref-gone", "refgone")
 	got = waitCondition(t, job, backupsv1alpha1.ConditionReady, metav1.ConditionFalse, backupsv1alpha1.ReasonSnapshotMissing)
-	if msg := condition(got, backupsv1alpha1.ConditionReady).Message; !strings.Contains(msg, "snapshot-refsrc-nothere") {
+	if msg := conditionOf(got, backupsv1alpha1.ConditionReady).Message; !strings.Contains(msg, "snapshot-refsrc-nothere") {
 		t.Errorf("SnapshotMissing message %q does not name the ConfigMap", msg)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
+	"cozystack.io/sdk/backup/apply"
 )
 
 // intent is what the core says of a job after one reconcile: its whole
@@ -33,12 +34,12 @@ type intent struct {
 	binding *backupsv1alpha1.Binding
 }
 
-// status is the status the core applies for job: phase Pending (Failed
+// summarize returns the status the core applies for job: phase Pending (Failed
 // or Cancelled, with completionTime, when it ends), the conditions of in with their
 // lastTransitionTime kept from job's while their status holds, and
 // observedGeneration. Ready is sent only while the job waits or when it
 // fails: from binding on, Ready is the driver's.
-func status(job *backupsv1alpha1.RestoreJob, in intent, now time.Time) backupsv1alpha1.RestoreJobStatus {
+func summarize(job *backupsv1alpha1.RestoreJob, in intent, now time.Time) backupsv1alpha1.RestoreJobStatus {
 	st := backupsv1alpha1.RestoreJobStatus{TargetRef: in.targetRef, TargetUID: in.targetUID}
 	if st.TargetUID == "" {
 		st.TargetUID = job.Status.TargetUID
@@ -49,19 +50,7 @@ func status(job *backupsv1alpha1.RestoreJob, in intent, now time.Time) backupsv1
 	if st.Binding == nil {
 		st.Binding = job.Status.Binding
 	}
-	add := func(typ string, v *verdict) {
-		if v == nil {
-			return
-		}
-		c := metav1.Condition{Type: typ, Status: v.status, Reason: v.reason, Message: v.message,
-			ObservedGeneration: job.Generation, LastTransitionTime: metav1.NewTime(now)}
-		if old := apimeta.FindStatusCondition(job.Status.Conditions, typ); old != nil && old.Status == c.Status {
-			c.LastTransitionTime = old.LastTransitionTime
-		}
-		st.Conditions = append(st.Conditions, c)
-	}
-	add(backupsv1alpha1.ConditionAuthorized, in.authorized)
-	add(backupsv1alpha1.ConditionDriverBound, in.bound)
+	var ready *verdict
 	switch {
 	case in.failure != nil:
 		st.Phase = backupsv1alpha1.PhaseFailed
@@ -70,10 +59,24 @@ func status(job *backupsv1alpha1.RestoreJob, in intent, now time.Time) backupsv1
 		}
 		t := metav1.NewTime(now)
 		st.CompletionTime = &t
-		add(backupsv1alpha1.ConditionReady, in.failure)
+		ready = in.failure
 	case in.blocked != nil:
-		add(backupsv1alpha1.ConditionReady, in.blocked)
+		ready = in.blocked
 	}
+	var want []metav1.Condition
+	for _, c := range []struct {
+		typ string
+		v   *verdict
+	}{
+		{typ: backupsv1alpha1.ConditionAuthorized, v: in.authorized},
+		{typ: backupsv1alpha1.ConditionDriverBound, v: in.bound},
+		{typ: backupsv1alpha1.ConditionReady, v: ready},
+	} {
+		if c.v != nil {
+			want = append(want, apply.Condition(c.typ, c.v.status, c.v.reason, job.Generation, "%s", c.v.message))
+		}
+	}
+	st.Conditions = apply.Conditions(job.Status.Conditions, now, want...)
 	return st
 }
 

@@ -76,7 +76,7 @@ func TestCrossTenantRestoreNeedsGrant(t *testing.T) {
 	job := newRestore(t, bobc, bob, "from-alice", alice, "db-1", "from-alice")
 	ghost := newRestore(t, bobc, bob, "ghost", alice, "no-such-backup", "ghost")
 	got := waitCondition(t, job, backupsv1alpha1.ConditionAuthorized, metav1.ConditionFalse, backupsv1alpha1.ReasonGrantMissing)
-	msg := condition(got, backupsv1alpha1.ConditionAuthorized).Message
+	msg := conditionOf(got, backupsv1alpha1.ConditionAuthorized).Message
 	t.Logf("GrantMissing: %s", msg)
 	for _, want := range []string{"BackupGrant (backups.cozystack.io/v1alpha1) in namespace tenant-alice", "spec.from [{namespace: tenant-bob}]", "spec.backupNames [db-1]"} {
 		if !strings.Contains(msg, want) {
@@ -87,11 +87,11 @@ func TestCrossTenantRestoreNeedsGrant(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(j), j); err != nil {
 			return err
 		}
-		if j.Status.Phase != backupsv1alpha1.PhasePending || j.Status.Binding != nil || condition(j, backupsv1alpha1.ConditionDriverBound) != nil ||
+		if j.Status.Phase != backupsv1alpha1.PhasePending || j.Status.Binding != nil || conditionOf(j, backupsv1alpha1.ConditionDriverBound) != nil ||
 			j.Labels[backupsv1alpha1.LabelDriver] != "" || j.Status.TargetRef != nil {
 			return fmt.Errorf("not Pending and unbound: labels %v, status %+v", j.Labels, j.Status)
 		}
-		if r := condition(j, backupsv1alpha1.ConditionAuthorized); r == nil || r.Reason != backupsv1alpha1.ReasonGrantMissing {
+		if r := conditionOf(j, backupsv1alpha1.ConditionAuthorized); r == nil || r.Reason != backupsv1alpha1.ReasonGrantMissing {
 			return fmt.Errorf("Authorized %+v, want GrantMissing", r)
 		}
 		return nil
@@ -119,7 +119,7 @@ func TestCrossTenantRestoreNeedsGrant(t *testing.T) {
 	// A Backup that does not exist reads exactly as one that does: the
 	// job learns nothing of tenant-alice.
 	g := waitCondition(t, ghost, backupsv1alpha1.ConditionAuthorized, metav1.ConditionFalse, backupsv1alpha1.ReasonGrantMissing)
-	if d := cmp.Diff(msg, strings.ReplaceAll(condition(g, backupsv1alpha1.ConditionAuthorized).Message, "no-such-backup", "db-1")); d != "" {
+	if d := cmp.Diff(msg, strings.ReplaceAll(conditionOf(g, backupsv1alpha1.ConditionAuthorized).Message, "no-such-backup", "db-1")); d != "" {
 		t.Errorf("GrantMissing for a missing Backup differs from an existing one's (-existing +missing):\n%s", d)
 	}
 
@@ -144,7 +144,7 @@ func TestCrossTenantRestoreNeedsGrant(t *testing.T) {
 		t.Fatalf("alice creates BackupGrant: %v", err)
 	}
 	got = waitCondition(t, job, backupsv1alpha1.ConditionDriverBound, metav1.ConditionTrue, backupsv1alpha1.ReasonBound)
-	if a := condition(got, backupsv1alpha1.ConditionAuthorized); a.Status != metav1.ConditionTrue || a.Reason != backupsv1alpha1.ReasonGranted ||
+	if a := conditionOf(got, backupsv1alpha1.ConditionAuthorized); a.Status != metav1.ConditionTrue || a.Reason != backupsv1alpha1.ReasonGranted ||
 		!strings.Contains(a.Message, "BackupGrant tenant-alice/bob-db-1") {
 		t.Errorf("Authorized %+v, want True Granted naming tenant-alice/bob-db-1", a)
 	}
@@ -161,7 +161,7 @@ func TestCrossTenantRestoreNeedsGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	g = waitCondition(t, ghost, backupsv1alpha1.ConditionAuthorized, metav1.ConditionFalse, backupsv1alpha1.ReasonBackupNotFound)
-	t.Logf("BackupNotFound: %s", condition(g, backupsv1alpha1.ConditionAuthorized).Message)
+	t.Logf("BackupNotFound: %s", conditionOf(g, backupsv1alpha1.ConditionAuthorized).Message)
 }
 
 // TestTenantCannotReachAnotherTenantsBackups: with the platform's tenant

@@ -3,10 +3,11 @@ package runbounds
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
@@ -92,7 +93,7 @@ func (r *reconciler) write(ctx context.Context, obj job, v verdict, now time.Tim
 	if r.recorder == nil {
 		return nil
 	}
-	switch prev := conditions.Get(obj, backupsv1alpha1.ConditionStalled); {
+	switch prev := apimeta.FindStatusCondition(r.kind.status(obj).Conditions, backupsv1alpha1.ConditionStalled); {
 	case v.fail != nil:
 		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, v.fail.reason, "BoundRun", "%s", v.fail.message)
 	case v.stall != nil && (prev == nil || prev.Reason != v.stall.reason):
@@ -103,34 +104,55 @@ func (r *reconciler) write(ctx context.Context, obj job, v verdict, now time.Tim
 
 // intent returns the core's whole status intent for obj under v at now
 // (the fields it owns, with the bounds' changes) and whether it differs
-// from what the core owns now.
+// from what the core owns now. Its conditions keep their lastTransitionTime
+// while their status stays (apply.Conditions).
 func (r *reconciler) intent(obj job, v verdict, now time.Time) (map[string]any, bool, error) {
 	in, err := ownedStatus(obj, backupsv1alpha1.CoreFieldManager)
 	if err != nil {
 		return nil, false, err
 	}
 	before := runtime.DeepCopyJSON(in)
-	work := obj.DeepCopyObject().(job)
-	if v.claimed {
-		// The driver holds the run: the core no longer says it waits.
-		removeCondition(in, backupsv1alpha1.ConditionReconciling)
+	owned, err := ownedConditions(in)
+	if err != nil {
+		return nil, false, err
 	}
+	gen := obj.GetGeneration()
+	var set []metav1.Condition
 	if v.stall != nil {
-		conditions.MarkTrue(work, backupsv1alpha1.ConditionStalled, v.stall.reason, "%s", v.stall.message)
-		if err := setCondition(in, conditions.Get(work, backupsv1alpha1.ConditionStalled)); err != nil {
-			return nil, false, err
-		}
-	} else {
-		removeCondition(in, backupsv1alpha1.ConditionStalled)
+		set = append(set, apply.Condition(backupsv1alpha1.ConditionStalled, metav1.ConditionTrue, v.stall.reason, gen, "%s", v.stall.message))
 	}
 	if v.fail != nil {
-		conditions.MarkFalse(work, backupsv1alpha1.ConditionReady, v.fail.reason, "%s", v.fail.message)
-		if err := setCondition(in, conditions.Get(work, backupsv1alpha1.ConditionReady)); err != nil {
-			return nil, false, err
-		}
-		removeCondition(in, backupsv1alpha1.ConditionReconciling)
+		set = append(set, apply.Condition(backupsv1alpha1.ConditionReady, metav1.ConditionFalse, v.fail.reason, gen, "%s", v.fail.message))
 		in["phase"] = string(backupsv1alpha1.PhaseFailed)
 		in["completionTime"] = now.UTC().Truncate(time.Second).Format(time.RFC3339)
+	}
+	// What the core owns stays in place unless this pass replaces or
+	// ends it: Reconciling ends once the driver holds the run or it fails,
+	// Stalled when the run no longer stalls.
+	var want []metav1.Condition
+	for _, c := range owned {
+		switch i := slices.IndexFunc(set, func(s metav1.Condition) bool { return s.Type == c.Type }); {
+		case i >= 0:
+			want = append(want, set[i])
+			set = slices.Delete(set, i, i+1)
+		case c.Type == backupsv1alpha1.ConditionReconciling && (v.claimed || v.fail != nil),
+			c.Type == backupsv1alpha1.ConditionStalled:
+		default:
+			want = append(want, c)
+		}
+	}
+	want = append(want, set...)
+	conds := apply.Conditions(r.kind.status(obj).Conditions, now, want...)
+	if len(conds) == 0 {
+		delete(in, "conditions")
+	} else {
+		list := make([]any, len(conds))
+		for i := range conds {
+			if list[i], err = runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i]); err != nil {
+				return nil, false, err
+			}
+		}
+		in["conditions"] = list
 	}
 	changed := !sameJSON(before, in)
 	if changed {
@@ -139,37 +161,13 @@ func (r *reconciler) intent(obj job, v verdict, now time.Time) (map[string]any, 
 	return in, changed, nil
 }
 
-// setCondition puts c into the conditions list of the status intent in,
-// replacing the entry of its type.
-func setCondition(in map[string]any, c *metav1.Condition) error {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c)
-	if err != nil {
-		return err
+// ownedConditions decodes the conditions of the status intent in.
+func ownedConditions(in map[string]any) ([]metav1.Condition, error) {
+	var st struct {
+		Conditions []metav1.Condition `json:"conditions"`
 	}
-	list, _ := in["conditions"].([]any)
-	for i, e := range list {
-		if em, _ := e.(map[string]any); em["type"] == c.Type {
-			list[i] = m
-			in["conditions"] = list
-			return nil
-		}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"conditions": in["conditions"]}, &st); err != nil {
+		return nil, fmt.Errorf("conditions the core owns: %w", err)
 	}
-	in["conditions"] = append(list, m)
-	return nil
-}
-
-// removeCondition drops the entry of type t from the status intent in.
-func removeCondition(in map[string]any, t string) {
-	list, _ := in["conditions"].([]any)
-	out := make([]any, 0, len(list))
-	for _, e := range list {
-		if em, _ := e.(map[string]any); em["type"] != t {
-			out = append(out, e)
-		}
-	}
-	if len(out) == 0 {
-		delete(in, "conditions")
-		return
-	}
-	in["conditions"] = out
+	return st.Conditions, nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -34,7 +33,7 @@ type Options struct {
 
 // job is a BackupJob or a RestoreJob.
 type job interface {
-	conditions.Setter
+	client.Object
 }
 
 // kind is one job kind the bounds apply to.

@@ -3,11 +3,13 @@ package status
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 )
@@ -55,6 +57,25 @@ func Apply(obj conditions.Setter, r Result) {
 		conditions.MarkStalled(obj, r.Reason, "%s", r.Message)
 		conditions.Delete(obj, meta.ReconcilingCondition)
 	}
+}
+
+// Set is Apply for a summary of several conditions rather than one
+// Result: it sets each condition of want on obj with fluxcd/pkg/runtime's
+// conditions (observedGeneration becomes obj's generation;
+// lastTransitionTime moves when the status, reason or message changes),
+// removes each type of owned that want lacks, and reports whether obj's
+// conditions changed.
+func Set(obj conditions.Setter, owned []string, want ...metav1.Condition) bool {
+	before := slices.Clone(obj.GetConditions())
+	for i := range want {
+		conditions.Set(obj, &want[i])
+	}
+	for _, t := range owned {
+		if !slices.ContainsFunc(want, func(c metav1.Condition) bool { return c.Type == t }) {
+			conditions.Delete(obj, t)
+		}
+	}
+	return !equality.Semantic.DeepEqual(before, obj.GetConditions())
 }
 
 // Changed reports whether applying r to obj would change its Ready
