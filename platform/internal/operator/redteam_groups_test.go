@@ -241,7 +241,12 @@ func TestRedTeamCRDGroups(t *testing.T) {
 		"crds/widgets.yaml": crdYAML("widgets", victimGroup, "integer", "{owner: thief}"),
 	}), "e2e/"+thief, "1.0.0")
 	create(t, ociSource(thief, "e2e/"+thief, "1.0.0"))
-	ps := waitSource(t, thief, "Conflict", sourceReady(False, v1alpha1.ReasonConflict))
+	// The conditions and the rest of the status are two writes
+	// (status.Writer): wait for both.
+	conflict := sourceReady(False, v1alpha1.ReasonConflict)
+	ps := waitSource(t, thief, "Conflict, with status.catalog", func(ps *v1alpha1.PackageSource) bool {
+		return conflict(ps) && ps.Status.Catalog != nil
+	})
 	mustContain(t, "message", ready(ps.Status.Conditions).Message, "provides.apiGroups names "+victimGroup,
 		"belongs to catalog "+groupVictim+" of PackageSource "+groupVictim+" (created first)", "none of its charts was published")
 	if eas := artifactsOf(t, thief); len(eas) > 0 {

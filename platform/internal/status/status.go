@@ -100,10 +100,11 @@ type Writer struct {
 	FieldOwner string
 }
 
-// Write emits the event r calls for, patches whatever of obj changed since
-// patcher last patched it, then applies r to obj and patches its conditions
-// and observedGeneration: a reader that sees the new conditions sees the
-// status fields they describe.
+// Write emits the event r calls for, applies r to obj and patches obj's
+// status (and whatever else of obj changed since patcher last patched it).
+// fluxcd's patch helper sends the conditions, then the rest of the status
+// with observedGeneration, in two requests: a reader that needs a status
+// field with a condition waits for both, not for the condition alone.
 // Errors are the API's, wrapped.
 //
 // A message over MaxMessage is stored shortened (Shorten); the events
@@ -127,17 +128,6 @@ func (w Writer) Write(ctx context.Context, patcher *patch.SerialPatcher, obj con
 			}
 			w.Recorder.Eventf(obj, nil, typ, r.Reason, action, "%s", note)
 		}
-	}
-	// fluxcd's patch helper writes the conditions before the rest of the
-	// status, so a reader that sees the new Ready would read the previous
-	// artifact or catalog. The other fields go first, without
-	// observedGeneration, which tells kstatus readers the conditions are
-	// current (a no-op when nothing but the conditions changed).
-	if err := patcher.Patch(ctx, obj,
-		patch.WithOwnedConditions{Conditions: Owned},
-		patch.WithFieldOwner(w.FieldOwner),
-	); err != nil {
-		return fmt.Errorf("write status: %w", err)
 	}
 	Apply(obj, r)
 	if err := patcher.Patch(ctx, obj,
