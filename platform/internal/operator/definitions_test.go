@@ -58,47 +58,10 @@ applications:
 %s`, catalog, version, provides[:len(provides)-2], apps), charts...)
 	first := true
 	for name, kind := range kinds {
-		doc := fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
-kind: ApplicationDefinition
-metadata:
-  name: %[1]s
-spec:
-  application:
-    kind: %[2]s
-    singular: %[1]s
-    plural: %[1]ss
-    openAPISchema: '{"type":"object","additionalProperties":false,"properties":{"size":{"type":"integer","default":1}}}'
-  release:
-    prefix: %[1]s-
-    source: %[3]s
-    component: %[1]s
-`, name, kind, catalog)
+		doc := definitionYAML(name, kind, catalog)
 		if first {
 			first = false
-			doc += fmt.Sprintf(`---
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata:
-  name: %[1]s-names.example.org
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-      - apiGroups: ["apps.cozystack.io"]
-        apiVersions: ["v1alpha1"]
-        operations: ["CREATE"]
-        resources: ["%[1]ss"]
-  validations:
-    - expression: "size(object.metadata.name) <= 20"
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata:
-  name: %[1]s-names.example.org
-spec:
-  policyName: %[1]s-names.example.org
-  validationActions: [Deny]
-`, name)
+			doc += "---\n" + namesPolicyYAML(name)
 		}
 		p := filepath.Join(dir, "applicationdefinitions", name+".yaml")
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -379,4 +342,52 @@ func TestDecoyPluralPolicyRefused(t *testing.T) {
 	create(t, newPackage("decoy", "decoy", "", false))
 	waitPackage(t, "decoy", "SourceNotReady", packageReady(False, v1alpha1.ReasonSourceNotReady))
 	expectNothingInstalled(t, "decoy")
+}
+
+// definitionYAML is the ApplicationDefinition of kind, named name, of a
+// test catalog: one integer setting, size.
+func definitionYAML(name, kind, catalog string) string {
+	return fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata:
+  name: %[1]s
+spec:
+  application:
+    kind: %[2]s
+    singular: %[1]s
+    plural: %[1]ss
+    openAPISchema: '{"type":"object","additionalProperties":false,"properties":{"size":{"type":"integer","default":1}}}'
+  release:
+    prefix: %[1]s-
+    source: %[3]s
+    component: %[1]s
+`, name, kind, catalog)
+}
+
+// namesPolicyYAML is a catalog's admission policy (and its binding) that
+// bounds the names of plural name+"s" to 20 characters.
+func namesPolicyYAML(name string) string {
+	return fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: %[1]s-names.example.org
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+      - apiGroups: ["apps.cozystack.io"]
+        apiVersions: ["v1alpha1"]
+        operations: ["CREATE"]
+        resources: ["%[1]ss"]
+  validations:
+    - expression: "size(object.metadata.name) <= 20"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: %[1]s-names.example.org
+spec:
+  policyName: %[1]s-names.example.org
+  validationActions: [Deny]
+`, name)
 }

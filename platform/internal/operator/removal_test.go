@@ -77,44 +77,7 @@ applications:
         - {apiGroups: [apps.cozystack.io], resources: [`+rmDef+`s], verbs: [create, update, patch, delete]}
 `, chart{dir: "charts/op", values: "greeting: hello\n"}, chart{dir: "charts/" + rmDef})
 	writeFile(t, dir, "charts/op/crds/widgets.yaml", crdYAML(rmToken+"widgets", rmGroup, "string", "{}"))
-	writeFile(t, dir, "applicationdefinitions/"+rmDef+".yaml", fmt.Sprintf(`apiVersion: cozystack.io/v1alpha1
-kind: ApplicationDefinition
-metadata:
-  name: %[1]s
-spec:
-  application:
-    kind: Rmcatgizmo
-    singular: %[1]s
-    plural: %[1]ss
-    openAPISchema: '{"type":"object","additionalProperties":false,"properties":{"size":{"type":"integer","default":1}}}'
-  release:
-    prefix: %[1]s-
-    source: %[2]s
-    component: %[1]s
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata:
-  name: %[1]s-names.example.org
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-      - apiGroups: ["apps.cozystack.io"]
-        apiVersions: ["v1alpha1"]
-        operations: ["CREATE"]
-        resources: ["%[1]ss"]
-  validations:
-    - expression: "size(object.metadata.name) <= 20"
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata:
-  name: %[1]s-names.example.org
-spec:
-  policyName: %[1]s-names.example.org
-  validationActions: [Deny]
-`, rmDef, rmToken))
+	writeFile(t, dir, "applicationdefinitions/"+rmDef+".yaml", definitionYAML(rmDef, "Rmcatgizmo", rmToken)+"---\n"+namesPolicyYAML(rmDef))
 	return dir
 }
 
