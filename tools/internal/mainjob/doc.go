@@ -9,9 +9,10 @@
 // and a VMInstance in its namespace, wait until each is Ready, check that
 // each installs as its tenant's installer identity and that the upstream
 // objects its chart renders exist. Then backups (contract K7,
-// contracts/schemas/v1alpha1/k7-backup-driver.md; backup.go): run each
-// catalog's backup driver as a process with its Deployment's arguments and
-// its ServiceAccount's token (Config.StartProcess), configure the
+// contracts/schemas/v1alpha1/k7-backup-driver.md; drivers.go, backup.go,
+// restore.go, backends.go): run each catalog's backup driver as a process
+// with its Deployment's arguments and its ServiceAccount's token
+// (Config.StartProcess), configure the
 // BackupClass the services catalog ships, and, as the tenant, back the
 // Postgres up through the CNPG driver and the VMInstance through the
 // Velero driver (a Plan each; the job writes the CNPG and Velero objects'
