@@ -39,8 +39,10 @@ type statusReconciler struct {
 	lastSource string
 }
 
+// Reconcile measures every tenant namespace against the ClusterValues
+// singleton and writes what it found as its status (metrics and events
+// follow the same summary).
 func (r *statusReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
-	logger := log.FromContext(ctx)
 	tenants, err := listTenants(ctx, r.client)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -52,78 +54,111 @@ func (r *statusReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 	}
 	if cv == nil {
 		// There is no object to put a condition on: a log line on the
-		// transition, and the metric.
-		if r.lastSource != sourceMissing {
-			logger.Error(nil, "ClusterValues "+v1alpha1.ClusterValuesName+" does not exist: nothing is projected and tenant namespaces keep the values they have; create it",
-				"tenantNamespaces", len(tenants))
-		}
-		r.lastSource = sourceMissing
-		setSourceState(sourceMissing)
+		// transition, and the metrics.
+		r.noteSource(ctx, sourceMissing, nil, len(tenants), nil)
 		metricGeneration.Set(0)
-		metricNamespacesProjected.Set(0)
-		metricNamespacesInvalid.Set(0)
-		metricGenerationLag.Set(0)
+		recordSummary(summary{})
 		return ctrl.Result{}, nil
 	}
 	metricGeneration.Set(float64(cv.Generation))
-
 	objects, err := r.valuesObjects(ctx)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var s summary
-	var conds []metav1.Condition
+	s, conds := r.measure(ctx, cv, tenants, objects)
+	recordSummary(s)
+	updated := desiredStatus(cv, s, conds)
+	if equality.Semantic.DeepEqual(cv.Status, updated.Status) {
+		return ctrl.Result{}, nil
+	}
+	if wait := r.batchWait(cv, updated, s); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	return r.writeStatus(ctx, cv, updated)
+}
+
+// noteSource logs each transition of the source's state (sourceMissing,
+// sourceInvalid with specErr, sourceValid) once, and sets its metric.
+func (r *statusReconciler) noteSource(ctx context.Context, state string, cv *v1alpha1.ClusterValues, tenants int, specErr error) {
+	logger := log.FromContext(ctx)
+	if r.lastSource != state {
+		switch state {
+		case sourceMissing:
+			logger.Error(nil, "ClusterValues "+v1alpha1.ClusterValuesName+" does not exist: nothing is projected and tenant namespaces keep the values they have; create it",
+				"tenantNamespaces", tenants)
+		case sourceInvalid:
+			logger.Error(specErr, "ClusterValues cannot be projected; nothing is written until it is fixed", "generation", cv.Generation)
+		case sourceValid:
+			if r.lastSource != "" {
+				logger.Info("ClusterValues is valid: projecting it", "generation", cv.Generation)
+			}
+		}
+	}
+	r.lastSource = state
+	setSourceState(state)
+}
+
+// measure is where every tenant namespace stands against cv, summarized,
+// and the conditions the summary calls for. While cv's spec does not
+// render, every namespace lags and the conditions say why.
+func (r *statusReconciler) measure(ctx context.Context, cv *v1alpha1.ClusterValues, tenants []corev1.Namespace, objects *valuesObjects) (summary, []metav1.Condition) {
+	statuses := make([]nsStatus, len(tenants))
 	cluster, specErr := r.render.renderCluster(cv)
 	if specErr != nil {
-		if r.lastSource != sourceInvalid {
-			logger.Error(specErr, "ClusterValues cannot be projected; nothing is written until it is fixed", "generation", cv.Generation)
-		}
-		r.lastSource = sourceInvalid
-		setSourceState(sourceInvalid)
-		statuses := make([]nsStatus, len(tenants))
+		r.noteSource(ctx, sourceInvalid, cv, len(tenants), specErr)
 		for i, ns := range tenants {
 			statuses[i] = nsStatus{name: ns.Name, state: nsLagging, carried: objects.carried(ns.Name, r.legacy)}
 		}
-		s = summarize(cv.Generation, statuses)
-		conds = invalidSpecConditions(cv.Generation, specErr)
-	} else {
-		if r.lastSource != sourceValid && r.lastSource != "" {
-			logger.Info("ClusterValues is valid: projecting it", "generation", cv.Generation)
-		}
-		r.lastSource = sourceValid
-		setSourceState(sourceValid)
-		statuses := make([]nsStatus, len(tenants))
-		names := make(map[string]bool, len(tenants))
-		for i := range tenants {
-			statuses[i] = r.namespaceStatus(cluster, &tenants[i], objects)
-			names[tenants[i].Name] = true
-		}
-		r.render.keep(names)
-		s = summarize(cv.Generation, statuses)
-		conds = s.conditions()
+		return summarize(cv.Generation, statuses), invalidSpecConditions(cv.Generation, specErr)
 	}
+	r.noteSource(ctx, sourceValid, cv, len(tenants), nil)
+	names := make(map[string]bool, len(tenants))
+	for i := range tenants {
+		statuses[i] = r.namespaceStatus(cluster, &tenants[i], objects)
+		names[tenants[i].Name] = true
+	}
+	r.render.keep(names)
+	s := summarize(cv.Generation, statuses)
+	return s, s.conditions()
+}
+
+// recordSummary sets the namespace gauges from s (all 0 for the zero
+// summary).
+func recordSummary(s summary) {
 	metricNamespacesProjected.Set(float64(s.projected))
 	metricNamespacesInvalid.Set(float64(len(s.invalid)))
 	metricGenerationLag.Set(float64(s.lag))
+}
 
+// desiredStatus is cv with the status s and conds call for; the
+// conditions go through status.Set, which keeps the transition times of
+// those that did not change.
+func desiredStatus(cv *v1alpha1.ClusterValues, s summary, conds []metav1.Condition) *v1alpha1.ClusterValues {
 	updated := cv.DeepCopy()
 	updated.Status.ObservedGeneration = cv.Generation
 	updated.Status.TotalNamespaces = s.total
 	updated.Status.ProjectedNamespaces = s.projected
 	status.Set(updated, ownedConditions, conds...)
-	if equality.Semantic.DeepEqual(cv.Status, updated.Status) {
-		return ctrl.Result{}, nil
-	}
-	// While namespaces are being written, the counts change with every
-	// write: batch those status writes.
+	return updated
+}
+
+// batchWait is how long to hold back writing updated. While namespaces are
+// being written, the counts change with every write: those status writes
+// are batched, at most one per r.interval. A converged or stalled status,
+// or one for a new generation, is written at once (0).
+func (r *statusReconciler) batchWait(cv, updated *v1alpha1.ClusterValues, s summary) time.Duration {
 	stalled := apimeta.IsStatusConditionTrue(updated.Status.Conditions, v1alpha1.ConditionStalled)
-	if !s.converged() && !stalled && cv.Status.ObservedGeneration == cv.Generation {
-		if wait := r.interval - time.Since(r.lastWrite); wait > 0 {
-			return ctrl.Result{RequeueAfter: wait}, nil
-		}
+	if s.converged() || stalled || cv.Status.ObservedGeneration != cv.Generation {
+		return 0
 	}
-	// fluxcd/pkg/runtime's patch helper: the conditions the projection
-	// owns overwrite the stored ones, the rest of the status is merged.
+	return r.interval - time.Since(r.lastWrite)
+}
+
+// writeStatus patches cv's status to updated's with fluxcd/pkg/runtime's
+// patch helper: the conditions the projection owns overwrite the stored
+// ones, the rest of the status is merged. A conflict is retried soon; a
+// ClusterValues deleted meanwhile is left to its delete event.
+func (r *statusReconciler) writeStatus(ctx context.Context, cv, updated *v1alpha1.ClusterValues) (ctrl.Result, error) {
 	helper, err := patch.NewHelper(cv, r.client)
 	if err != nil {
 		return ctrl.Result{}, err
