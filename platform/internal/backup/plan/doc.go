@@ -43,8 +43,8 @@
 //   - The reconciler requeues at status.nextScheduleTime (RequeueAfter);
 //     it never polls.
 //
-// Retention (package cozystack.io/platform/internal/backup/retention
-// decides) runs on every pass over the Plan's Backups: those labelled
+// Retention (package cozystack.io/platform/internal/backup/retention,
+// Apply, decides and deletes) runs on every pass over the Plan's Backups: those labelled
 // backups.cozystack.io/plan-uid with the Plan's UID, which the driver
 // copies from the job's status.planUID. A Backup of a job made by hand,
 // whatever its labels (backups.cozystack.io/plan is a tenant's to write)

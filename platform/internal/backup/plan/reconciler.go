@@ -9,11 +9,13 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"cozystack.io/platform/internal/backup/retention"
 	"cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/backup/apply"
 )
@@ -33,10 +35,10 @@ type reconciler struct {
 	recorder events.EventRecorder
 }
 
-// Reconcile runs one pass over a Plan: observe its jobs, decide and act
-// on the schedule (decide), apply retention (retain), and apply the whole
-// status as v1alpha1.CoreFieldManager. It requeues at the next scheduled
-// time.
+// Reconcile runs one pass over a Plan: observe its jobs, act on the
+// schedule (schedule), apply retention (retain), and apply the whole
+// status as v1alpha1.CoreFieldManager (summarize). It requeues at the
+// next scheduled time.
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	plan := &v1alpha1.Plan{}
 	if err := r.reader.Get(ctx, req.NamespacedName, plan); err != nil {
@@ -51,61 +53,108 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	status := v1alpha1.PlanStatus{
-		ObservedGeneration: plan.Generation,
-		LastScheduleTime:   plan.Status.LastScheduleTime,
-		LastSkipped:        plan.Status.LastSkipped,
-		LastSuccessfulTime: later(plan.Status.LastSuccessfulTime, obs.lastSuccessful),
-	}
 	sched, invalid := parseSchedule(plan.Spec.Schedule, now)
-	sum := summary{generation: plan.Generation, invalid: invalid, suspend: plan.Spec.Suspend, loc: sched.loc}
-	var result reconcile.Result
-	var retainErr error
+	p := newPass(plan, now, obs, sched, invalid)
 	if invalid != nil {
 		// Nothing is scheduled, and without a time zone retention has no
 		// days: its condition stays as it was.
-		sum.previous = apimeta.FindStatusCondition(plan.Status.Conditions, v1alpha1.ConditionRetention)
-	} else {
-		d := decide(r.input(plan, sched, now, obs))
-		for _, name := range d.cancel {
-			if err := r.cancel(ctx, plan, obs.jobs[name]); err != nil {
-				return reconcile.Result{}, err
-			}
-		}
-		if d.start {
-			if _, err := r.start(ctx, plan, d.scheduled, &obs); err != nil {
-				return reconcile.Result{}, err
-			}
-			status.LastScheduleTime = &metav1.Time{Time: d.scheduled}
-		}
-		if d.skipped != nil {
-			status.LastSkipped = d.skipped
-			typ := corev1.EventTypeNormal
-			if d.skipped.Reason == v1alpha1.ReasonMissedSchedule {
-				typ = corev1.EventTypeWarning
-			}
-			r.event(plan, typ, d.skipped.Reason, "Schedule", "%s", d.skipped.Message)
-		}
-		status.NextScheduleTime = &metav1.Time{Time: d.next}
-		sum.next = d.next
-		ret, err := r.retain(ctx, plan, sched.loc, now)
-		if err == nil || ret.condition.Type != "" {
-			sum.retention = &ret
-		} else {
-			sum.previous = apimeta.FindStatusCondition(plan.Status.Conditions, v1alpha1.ConditionRetention)
-		}
-		retainErr = err
-		result.RequeueAfter = d.next.Sub(now) + requeueDelta
+		p.keepRetention()
+		return r.summarize(ctx, p, nil)
 	}
-	status.Active = obs.active
-	status.Conditions = apply.Conditions(plan.Status.Conditions, now, sum.conditions()...)
-	if err := apply.Status(ctx, r.client, plan, status, v1alpha1.CoreFieldManager); err != nil {
+	if err := r.schedule(ctx, p, sched); err != nil {
+		return reconcile.Result{}, err
+	}
+	return r.summarize(ctx, p, r.retain(ctx, p, sched.loc))
+}
+
+// pass is what one Reconcile of a Plan carries from step to step.
+type pass struct {
+	plan   *v1alpha1.Plan
+	now    time.Time
+	obs    observed
+	status v1alpha1.PlanStatus
+	sum    summary
+	result reconcile.Result
+}
+
+// newPass starts the Plan's status from the fields a pass keeps unless it
+// acts: the last scheduled and skipped runs, and the later of the last
+// successful times recorded and observed.
+func newPass(plan *v1alpha1.Plan, now time.Time, obs observed, sched schedule, invalid *field.Error) *pass {
+	return &pass{
+		plan: plan, now: now, obs: obs,
+		status: v1alpha1.PlanStatus{
+			ObservedGeneration: plan.Generation,
+			LastScheduleTime:   plan.Status.LastScheduleTime,
+			LastSkipped:        plan.Status.LastSkipped,
+			LastSuccessfulTime: later(plan.Status.LastSuccessfulTime, obs.lastSuccessful),
+		},
+		sum: summary{generation: plan.Generation, invalid: invalid, suspend: plan.Spec.Suspend, loc: sched.loc},
+	}
+}
+
+// keepRetention keeps the Plan's Retention condition as it was.
+func (p *pass) keepRetention() {
+	p.sum.previous = apimeta.FindStatusCondition(p.plan.Status.Conditions, v1alpha1.ConditionRetention)
+}
+
+// schedule decides on the schedule (decide) and acts: cancels the jobs
+// Replace cancels, starts the run that is due, records a skipped run (and
+// its event), and requeues at the next scheduled time.
+func (r *reconciler) schedule(ctx context.Context, p *pass, sched schedule) error {
+	d := decide(r.input(p.plan, sched, p.now, p.obs))
+	for _, name := range d.cancel {
+		if err := r.cancel(ctx, p.plan, p.obs.jobs[name]); err != nil {
+			return err
+		}
+	}
+	if d.start {
+		if _, err := r.start(ctx, p.plan, d.scheduled, &p.obs); err != nil {
+			return err
+		}
+		p.status.LastScheduleTime = &metav1.Time{Time: d.scheduled}
+	}
+	if d.skipped != nil {
+		p.status.LastSkipped = d.skipped
+		typ := corev1.EventTypeNormal
+		if d.skipped.Reason == v1alpha1.ReasonMissedSchedule {
+			typ = corev1.EventTypeWarning
+		}
+		r.event(p.plan, typ, d.skipped.Reason, "Schedule", "%s", d.skipped.Message)
+	}
+	p.status.NextScheduleTime = &metav1.Time{Time: d.next}
+	p.sum.next = d.next
+	p.result.RequeueAfter = d.next.Sub(p.now) + requeueDelta
+	return nil
+}
+
+// retain applies the Plan's retention (retention.Apply) in loc. Its
+// outcome makes the Retention condition when it has one; otherwise the
+// condition stays as it was. The error is returned after the status is
+// written.
+func (r *reconciler) retain(ctx context.Context, p *pass, loc *time.Location) error {
+	ret, err := retention.Apply(ctx, r.client, p.plan, loc, p.now)
+	if err == nil || ret.Condition.Type != "" {
+		p.sum.retention = &ret
+	} else {
+		p.keepRetention()
+	}
+	return err
+}
+
+// summarize applies the pass's status, its conditions derived from the
+// summary, and returns the pass's result or the errors of retention and
+// of the write.
+func (r *reconciler) summarize(ctx context.Context, p *pass, retainErr error) (reconcile.Result, error) {
+	p.status.Active = p.obs.active
+	p.status.Conditions = apply.Conditions(p.plan.Status.Conditions, p.now, p.sum.conditions()...)
+	if err := apply.Status(ctx, r.client, p.plan, p.status, v1alpha1.CoreFieldManager); err != nil {
 		return reconcile.Result{}, errors.Join(err, retainErr)
 	}
 	if retainErr != nil {
 		return reconcile.Result{}, retainErr
 	}
-	return result, nil
+	return p.result, nil
 }
 
 // input gathers what decide needs. The earliest time a run may be due

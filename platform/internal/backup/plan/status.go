@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"cozystack.io/platform/internal/backup/retention"
 	"cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/backup/apply"
 )
@@ -24,7 +25,7 @@ type summary struct {
 	// retention is this pass's outcome; nil when retention was not
 	// evaluated (an invalid schedule), and the Plan's Retention condition
 	// then stays as it was (previous).
-	retention *retained
+	retention *retention.Applied
 	previous  *metav1.Condition
 }
 
@@ -48,13 +49,13 @@ func (s summary) conditions() []metav1.Condition {
 		out = append(out, apply.Condition(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonScheduled, gen,
 			"the next run is due at %s%s", s.next.In(s.loc).Format(time.RFC3339), activeNote(s.active, "")))
 	}
-	if s.retention != nil && len(s.retention.terminating) > 0 {
+	if s.retention != nil && len(s.retention.Terminating) > 0 {
 		out = append(out, apply.Condition(v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonProgressing, gen,
-			"%d Backups are being deleted while their driver reclaims their data: %s", len(s.retention.terminating), names(s.retention.terminating)))
+			"%d Backups are being deleted while their driver reclaims their data: %s", len(s.retention.Terminating), retention.Names(s.retention.Terminating)))
 	}
 	switch {
 	case s.retention != nil:
-		out = append(out, s.retention.condition)
+		out = append(out, s.retention.Condition)
 	case s.previous != nil:
 		out = append(out, *s.previous)
 	}

@@ -1,9 +1,15 @@
 // Package retention decides which of a Plan's Backups its retention policy
-// keeps and which it deletes (contract k7, "Retention",
-// contracts/schemas/v1alpha1/k7-backup-driver.md; the policy is
-// v1alpha1.Retention in sdk/backup/api/v1alpha1/plan_types.go). It is a
-// pure function, Evaluate: no clock, no API, so the rules are tested by
-// tables (retention_test.go, golden files under testdata/).
+// keeps and which it deletes, and applies that decision (contract k7,
+// "Retention", contracts/schemas/v1alpha1/k7-backup-driver.md; the policy
+// is v1alpha1.Retention in sdk/backup/api/v1alpha1/plan_types.go). The
+// decision is a pure function, Evaluate: no clock, no API, so the rules
+// are tested by tables (retention_test.go, golden files under testdata/).
+// Apply, which the Plan reconciler (plan) calls on every pass, lists the
+// Plan's ready Backups, deletes those Evaluate does not keep whose driver
+// reclaims their data, and returns the Plan's Retention condition; its
+// envtest tests are the plan package's (TestRetention,
+// TestRetentionCountsOnlyThePlansJobs), which run it through the
+// reconciler.
 //
 // The rules follow restic's `forget`:
 //

@@ -1,4 +1,4 @@
-package plan
+package retention
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"cozystack.io/platform/internal/backup/retention"
 	"cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/backup/apply"
 )
@@ -22,51 +21,53 @@ import (
 // maxNamed bounds how many Backups a condition message names.
 const maxNamed = 50
 
-// retained is the outcome of one retention pass over a Plan's Backups.
-type retained struct {
-	// condition is the Plan's Retention condition.
-	condition metav1.Condition
-	// terminating are the Plan's Backups being deleted (their driver
-	// reclaims the data), including those deleted by this pass.
-	terminating []string
+// Applied is the outcome of one retention pass over a Plan's Backups.
+type Applied struct {
+	// Condition is the Plan's Retention condition.
+	Condition metav1.Condition
+	// Terminating are the Plan's Backups being deleted (their driver
+	// reclaims the data), including those deleted by this pass, sorted.
+	Terminating []string
 }
 
-// retain evaluates the Plan's retention over its Backups at now in loc and
-// deletes those it does not
-// keep whose driver has the Reclaim capability. Only Backups with
+// Apply evaluates the Plan's retention (Evaluate) over its Backups at now
+// in loc and, with c, deletes those it does not keep whose driver has the
+// Reclaim capability. Only Backups with
 // Ready=True count (kept or deleted); a Backup being deleted does not
 // count, nor does one not (yet, or no longer) Ready: retention neither
 // keeps a slot for it nor deletes it. The Plan's Backups are those
 // labelled backups.cozystack.io/plan-uid with its UID, which the driver
 // copies from the job's status.planUID, written only by the core for the
-// jobs the Plan created (mark): a BackupJob a tenant labelled
+// jobs the Plan created (plan's mark): a BackupJob a tenant labelled
 // backups.cozystack.io/plan=<plan>, or made to name another Plan, yields a
 // Backup this pass neither counts nor deletes (contract k7, "Retention").
-func (r *reconciler) retain(ctx context.Context, plan *v1alpha1.Plan, loc *time.Location, now time.Time) (retained, error) {
+// An error is a failed read or delete; Condition is set whenever the
+// Backups could be listed and the drivers read.
+func Apply(ctx context.Context, c client.Client, plan *v1alpha1.Plan, loc *time.Location, now time.Time) (Applied, error) {
 	var list v1alpha1.BackupList
-	if err := r.client.List(ctx, &list, client.InNamespace(plan.Namespace), client.MatchingLabels{v1alpha1.LabelPlanUID: string(plan.UID)}); err != nil {
-		return retained{}, fmt.Errorf("list the Backups of Plan %s/%s: %w", plan.Namespace, plan.Name, err)
+	if err := c.List(ctx, &list, client.InNamespace(plan.Namespace), client.MatchingLabels{v1alpha1.LabelPlanUID: string(plan.UID)}); err != nil {
+		return Applied{}, fmt.Errorf("list the Backups of Plan %s/%s: %w", plan.Namespace, plan.Name, err)
 	}
-	var out retained
+	var out Applied
 	byName := map[string]*v1alpha1.Backup{}
-	var ready []retention.Backup
+	var ready []Backup
 	for i := range list.Items {
 		b := &list.Items[i]
 		switch {
 		case b.DeletionTimestamp != nil:
-			out.terminating = append(out.terminating, b.Name)
+			out.Terminating = append(out.Terminating, b.Name)
 		case apimeta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionReady):
 			byName[b.Name] = b
-			ready = append(ready, retention.Backup{Name: b.Name, TakenAt: b.Spec.TakenAt.Time})
+			ready = append(ready, Backup{Name: b.Name, TakenAt: b.Spec.TakenAt.Time})
 		}
 	}
 	gen := plan.Generation
 	if plan.Spec.Retention == nil {
-		out.condition = apply.Condition(v1alpha1.ConditionRetention, metav1.ConditionTrue, v1alpha1.ReasonRetentionApplied, gen,
+		out.Condition = apply.Condition(v1alpha1.ConditionRetention, metav1.ConditionTrue, v1alpha1.ReasonRetentionApplied, gen,
 			"spec.retention is not set: every Backup is kept (%d ready)", len(ready))
 		return out, nil
 	}
-	res := retention.Evaluate(plan.Spec.Retention, loc, now, ready)
+	res := Evaluate(plan.Spec.Retention, loc, now, ready)
 
 	// Group the Backups to delete by driver; delete those whose driver
 	// reclaims.
@@ -81,7 +82,7 @@ func (r *reconciler) retain(ctx context.Context, plan *v1alpha1.Plan, loc *time.
 		drv, seen := drivers[name]
 		if !seen {
 			drv = &v1alpha1.BackupDriver{}
-			if err := r.client.Get(ctx, client.ObjectKey{Name: name}, drv); apierrors.IsNotFound(err) {
+			if err := c.Get(ctx, client.ObjectKey{Name: name}, drv); apierrors.IsNotFound(err) {
 				drv = nil
 			} else if err != nil {
 				return out, fmt.Errorf("get BackupDriver %s: %w", name, err)
@@ -99,7 +100,7 @@ func (r *reconciler) retain(ctx context.Context, plan *v1alpha1.Plan, loc *time.
 			// The driver's finalizer holds the Backup until the data is
 			// gone; the core adds none. The UID precondition keeps a
 			// Backup recreated under the same name.
-			err := r.client.Delete(ctx, b, client.Preconditions{UID: &b.UID})
+			err := c.Delete(ctx, b, client.Preconditions{UID: &b.UID})
 			switch {
 			case err == nil || apierrors.IsNotFound(err):
 				deleted = append(deleted, b.Name)
@@ -110,22 +111,22 @@ func (r *reconciler) retain(ctx context.Context, plan *v1alpha1.Plan, loc *time.
 			}
 		}
 	}
-	out.terminating = append(out.terminating, deleted...)
-	sort.Strings(out.terminating)
+	out.Terminating = append(out.Terminating, deleted...)
+	sort.Strings(out.Terminating)
 
 	kept := fmt.Sprintf("retention keeps %d of %d ready Backups", len(res.Keep), len(ready))
 	if len(deleted) > 0 {
-		kept += fmt.Sprintf(" and deleted %d, whose driver reclaims their data: %s", len(deleted), names(deleted))
+		kept += fmt.Sprintf(" and deleted %d, whose driver reclaims their data: %s", len(deleted), Names(deleted))
 	}
 	if len(unsupported) == 0 {
-		out.condition = apply.Condition(v1alpha1.ConditionRetention, metav1.ConditionTrue, v1alpha1.ReasonRetentionApplied, gen, "%s", kept)
+		out.Condition = apply.Condition(v1alpha1.ConditionRetention, metav1.ConditionTrue, v1alpha1.ReasonRetentionApplied, gen, "%s", kept)
 	} else {
 		var parts []string
 		for _, drv := range slices.Sorted(maps.Keys(unsupported)) {
 			parts = append(parts, fmt.Sprintf("%d Backups of driver %q are due for deletion but kept, as %s: %s",
-				len(unsupported[drv]), drv, why[drv], names(unsupported[drv])))
+				len(unsupported[drv]), drv, why[drv], Names(unsupported[drv])))
 		}
-		out.condition = apply.Condition(v1alpha1.ConditionRetention, metav1.ConditionFalse, v1alpha1.ReasonReclaimUnsupported, gen,
+		out.Condition = apply.Condition(v1alpha1.ConditionRetention, metav1.ConditionFalse, v1alpha1.ReasonReclaimUnsupported, gen,
 			"%s. %s. Delete them by hand once their data is removed, or back up with a class whose driver has the Reclaim capability.",
 			kept, strings.Join(parts, ". "))
 	}
@@ -135,8 +136,9 @@ func (r *reconciler) retain(ctx context.Context, plan *v1alpha1.Plan, loc *time.
 	return out, nil
 }
 
-// names lists up to maxNamed names, then how many more.
-func names(list []string) string {
+// Names lists up to maxNamed names, then how many more: how a condition
+// message names Backups.
+func Names(list []string) string {
 	if len(list) <= maxNamed {
 		return strings.Join(list, ", ")
 	}
