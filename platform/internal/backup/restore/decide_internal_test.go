@@ -22,17 +22,50 @@ func TestGrantFor(t *testing.T) {
 	deleting := g("deleting", []string{"bob"})
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
 	for _, tc := range []struct {
-		name   string
+		name string
+		// why is the rule the case pins.
+		why    string
 		grants []backupsv1alpha1.BackupGrant
-		want   string
+		// want is the grant found ("": none).
+		want string
 	}{
-		{"none", nil, ""},
-		{"another namespace", []backupsv1alpha1.BackupGrant{g("a", []string{"carol"}, "db")}, ""},
-		{"another backup", []backupsv1alpha1.BackupGrant{g("a", []string{"bob"}, "db-2")}, ""},
-		{"a grant being deleted", []backupsv1alpha1.BackupGrant{deleting}, ""},
-		{"named", []backupsv1alpha1.BackupGrant{g("a", []string{"carol", "bob"}, "db-2", "db")}, "a"},
-		{"every backup", []backupsv1alpha1.BackupGrant{g("all", []string{"bob"})}, "all"},
-		{"the first by name", []backupsv1alpha1.BackupGrant{g("z", []string{"bob"}), g("b", []string{"bob"}, "db")}, "b"},
+		{
+			name: "none",
+			why:  "without a grant a cross-namespace restore finds none",
+		},
+		{
+			name:   "another namespace",
+			why:    "a grant serves only the namespaces its spec.from names",
+			grants: []backupsv1alpha1.BackupGrant{g("a", []string{"carol"}, "db")},
+		},
+		{
+			name:   "another backup",
+			why:    "a grant naming Backups serves only those",
+			grants: []backupsv1alpha1.BackupGrant{g("a", []string{"bob"}, "db-2")},
+		},
+		{
+			name:   "a grant being deleted",
+			why:    "a grant being deleted grants nothing",
+			grants: []backupsv1alpha1.BackupGrant{deleting},
+		},
+		{
+			name:   "named",
+			why:    "a grant serves a namespace of spec.from and a Backup of spec.backupNames",
+			grants: []backupsv1alpha1.BackupGrant{g("a", []string{"carol", "bob"}, "db-2", "db")},
+			want:   "a",
+		},
+		{
+			name:   "every backup",
+			why:    "a grant without spec.backupNames serves every Backup of its namespace",
+			grants: []backupsv1alpha1.BackupGrant{g("all", []string{"bob"})},
+			want:   "all",
+		},
+		{
+			name:   "the first by name",
+			why:    "of several grants the first by name is reported, so the result never depends on list order",
+			grants: []backupsv1alpha1.BackupGrant{g("z", []string{"bob"}), g("b", []string{"bob"}, "db")},
+			want:   "b",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ""
@@ -40,7 +73,7 @@ func TestGrantFor(t *testing.T) {
 				got = found.Name
 			}
 			if got != tc.want {
-				t.Errorf("grantFor = %q, want %q", got, tc.want)
+				t.Errorf("grantFor = %q, want %q: %s", got, tc.want, tc.why)
 			}
 		})
 	}
@@ -69,21 +102,82 @@ func TestCheckDriver(t *testing.T) {
 	}
 	core := []string{"v1beta1", "v1alpha1"}
 	for _, tc := range []struct {
-		name       string
-		mode       backupsv1alpha1.RestoreMode
-		driver     *backupsv1alpha1.BackupDriver
-		live       bool
-		version    string
+		name string
+		// why is the rule the case pins.
+		why    string
+		mode   backupsv1alpha1.RestoreMode
+		driver *backupsv1alpha1.BackupDriver
+		// live is whether the driver's Lease is live.
+		live bool
+		// version is the protocol version chosen ("": none).
+		version string
+		// wait and fail are the reasons the restore waits or fails for
+		// ("": neither).
 		wait, fail string
 	}{
-		{"not registered", backupsv1alpha1.RestoreInPlace, nil, false, "", backupsv1alpha1.ReasonDriverUnavailable, ""},
-		{"Lease expired", backupsv1alpha1.RestoreInPlace, d([]string{"v1alpha1"}), false, "", backupsv1alpha1.ReasonDriverUnavailable, ""},
-		{"no common protocol", backupsv1alpha1.RestoreInPlace, d([]string{"v0"}), true, "", backupsv1alpha1.ReasonProtocolIncompatible, ""},
-		{"newest common protocol", backupsv1alpha1.RestoreInPlace, d([]string{"v1alpha1", "v1beta1"}), true, "v1beta1", "", ""},
-		{"InPlace needs no capability", backupsv1alpha1.RestoreInPlace, d([]string{"v1alpha1"}), true, "v1alpha1", "", ""},
-		{"NewApplication without RestoreToNew", backupsv1alpha1.RestoreNewApplication, d([]string{"v1alpha1"}, backupsv1alpha1.CapabilityReclaim), true, "", "", backupsv1alpha1.ReasonCapabilityMissing},
-		{"NewApplication with RestoreToNew", backupsv1alpha1.RestoreNewApplication, d([]string{"v1alpha1"}, backupsv1alpha1.CapabilityRestoreToNew), true, "v1alpha1", "", ""},
-		{"a waiting reason comes before the capability", backupsv1alpha1.RestoreNewApplication, d([]string{"v1alpha1"}), false, "", backupsv1alpha1.ReasonDriverUnavailable, ""},
+		{
+			name: "not registered",
+			why:  "a restore waits for the Backup's driver to register",
+			mode: backupsv1alpha1.RestoreInPlace,
+			live: false,
+			wait: backupsv1alpha1.ReasonDriverUnavailable,
+		},
+		{
+			name:   "Lease expired",
+			why:    "a restore waits while the driver's Lease is expired",
+			mode:   backupsv1alpha1.RestoreInPlace,
+			driver: d([]string{"v1alpha1"}),
+			live:   false,
+			wait:   backupsv1alpha1.ReasonDriverUnavailable,
+		},
+		{
+			name:   "no common protocol",
+			why:    "a driver speaking none of the core's protocol versions fails the restore",
+			mode:   backupsv1alpha1.RestoreInPlace,
+			driver: d([]string{"v0"}),
+			live:   true,
+			wait:   backupsv1alpha1.ReasonProtocolIncompatible,
+		},
+		{
+			name:    "newest common protocol",
+			why:     "the restore speaks the newest protocol version both sides know",
+			mode:    backupsv1alpha1.RestoreInPlace,
+			driver:  d([]string{"v1alpha1", "v1beta1"}),
+			live:    true,
+			version: "v1beta1",
+		},
+		{
+			name:    "InPlace needs no capability",
+			why:     "an in-place restore needs no capability",
+			mode:    backupsv1alpha1.RestoreInPlace,
+			driver:  d([]string{"v1alpha1"}),
+			live:    true,
+			version: "v1alpha1",
+		},
+		{
+			name:   "NewApplication without RestoreToNew",
+			why:    "a restore into a new application needs the driver's RestoreToNew capability",
+			mode:   backupsv1alpha1.RestoreNewApplication,
+			driver: d([]string{"v1alpha1"}, backupsv1alpha1.CapabilityReclaim),
+			live:   true,
+			fail:   backupsv1alpha1.ReasonCapabilityMissing,
+		},
+		{
+			name:    "NewApplication with RestoreToNew",
+			why:     "with RestoreToNew a restore into a new application proceeds",
+			mode:    backupsv1alpha1.RestoreNewApplication,
+			driver:  d([]string{"v1alpha1"}, backupsv1alpha1.CapabilityRestoreToNew),
+			live:    true,
+			version: "v1alpha1",
+		},
+		{
+			name:   "a waiting reason comes before the capability",
+			why:    "an unavailable driver is waited for before its capabilities are judged",
+			mode:   backupsv1alpha1.RestoreNewApplication,
+			driver: d([]string{"v1alpha1"}),
+			live:   false,
+			wait:   backupsv1alpha1.ReasonDriverUnavailable,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			version, o := checkDriver(b, tc.mode, tc.driver, tc.live, core)
@@ -95,7 +189,7 @@ func TestCheckDriver(t *testing.T) {
 				fail = o.fail.reason
 			}
 			if version != tc.version || wait != tc.wait || fail != tc.fail {
-				t.Errorf("got (%q, wait %q, fail %q), want (%q, %q, %q)", version, wait, fail, tc.version, tc.wait, tc.fail)
+				t.Errorf("got (%q, wait %q, fail %q), want (%q, %q, %q): %s", version, wait, fail, tc.version, tc.wait, tc.fail, tc.why)
 			}
 		})
 	}
