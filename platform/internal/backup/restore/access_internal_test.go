@@ -31,39 +31,64 @@ func vaultTarget(name string) *target {
 // name (RBAC's resourceNames never allow a create).
 func TestAccessReview(t *testing.T) {
 	for _, tc := range []struct {
-		name, ns, level string
-		target          *target
-		want            authorizationv1.SubjectAccessReviewSpec
+		name string
+		// why is the rule the case pins.
+		why    string
+		ns     string
+		level  string
+		target *target
+		want   authorizationv1.SubjectAccessReviewSpec
 	}{
-		{"admin of a tenant", "tenant-alice", v1alpha1.TenantLevelAdmin, vaultTarget("copy"), authorizationv1.SubjectAccessReviewSpec{
-			User:   ReviewUser,
-			Groups: []string{"tenant-alice-admin", "system:authenticated"},
-			ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: "tenant-alice", Verb: "create", Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "restorevaults",
+		{
+			name:   "admin of a tenant",
+			why:    "the review asks whether the tenant's admin group may create the target kind in its namespace",
+			ns:     "tenant-alice",
+			level:  v1alpha1.TenantLevelAdmin,
+			target: vaultTarget("copy"),
+			want: authorizationv1.SubjectAccessReviewSpec{
+				User:   ReviewUser,
+				Groups: []string{"tenant-alice-admin", "system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{
+					Namespace: "tenant-alice", Verb: "create", Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "restorevaults",
+				},
 			},
-		}},
-		{"super-admin of a nested tenant", "tenant-root-acme", v1alpha1.TenantLevelSuperAdmin, vaultTarget("x"), authorizationv1.SubjectAccessReviewSpec{
-			User:   ReviewUser,
-			Groups: []string{"tenant-root-acme-super-admin", "system:authenticated"},
-			ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: "tenant-root-acme", Verb: "create", Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "restorevaults",
+		},
+		{
+			name:   "super-admin of a nested tenant",
+			why:    "the group is the namespace's, at the level asked, for a nested tenant too",
+			ns:     "tenant-root-acme",
+			level:  v1alpha1.TenantLevelSuperAdmin,
+			target: vaultTarget("x"),
+			want: authorizationv1.SubjectAccessReviewSpec{
+				User:   ReviewUser,
+				Groups: []string{"tenant-root-acme-super-admin", "system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{
+					Namespace: "tenant-root-acme", Verb: "create", Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "restorevaults",
+				},
 			},
-		}},
-		{"the resource is the plural served", "tenant-bob", v1alpha1.TenantLevelAdmin, &target{
-			gvr: AppsGroupVersion.WithResource("tenants"),
-			ref: backupsv1alpha1.ApplicationRef{ApplicationKind: backupsv1alpha1.ApplicationKind{APIGroup: AppsGroupVersion.Group, Kind: "Tenant"}, Name: "child"},
-		}, authorizationv1.SubjectAccessReviewSpec{
-			User:   ReviewUser,
-			Groups: []string{"tenant-bob-admin", "system:authenticated"},
-			ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: "tenant-bob", Verb: "create", Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "tenants",
+		},
+		{
+			name:  "the resource is the plural served",
+			why:   "the review names the resource as the application API serves it (its plural), not the kind",
+			ns:    "tenant-bob",
+			level: v1alpha1.TenantLevelAdmin,
+			target: &target{
+				gvr: AppsGroupVersion.WithResource("tenants"),
+				ref: backupsv1alpha1.ApplicationRef{ApplicationKind: backupsv1alpha1.ApplicationKind{APIGroup: AppsGroupVersion.Group, Kind: "Tenant"}, Name: "child"},
 			},
-		}},
+			want: authorizationv1.SubjectAccessReviewSpec{
+				User:   ReviewUser,
+				Groups: []string{"tenant-bob-admin", "system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{
+					Namespace: "tenant-bob", Verb: "create", Group: "apps.cozystack.io", Version: "v1alpha1", Resource: "tenants",
+				},
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := accessReview(tc.ns, tc.level, tc.target)
 			if d := cmp.Diff(tc.want, got.Spec); d != "" {
-				t.Errorf("SubjectAccessReview spec (-want +got):\n%s", d)
+				t.Errorf("SubjectAccessReview spec (-want +got), %s:\n%s", tc.why, d)
 			}
 			if got.Name != "" || got.Namespace != "" {
 				t.Errorf("SubjectAccessReview %s/%s: want no name (cluster-scoped, not stored)", got.Namespace, got.Name)
@@ -90,7 +115,9 @@ func TestMayCreate(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		ns   *corev1.Namespace
+		// why is the rule the case pins.
+		why string
+		ns  *corev1.Namespace
 		// allowed are the groups the fake authorizer allows.
 		allowed       []string
 		backupNS      string
@@ -98,19 +125,52 @@ func TestMayCreate(t *testing.T) {
 		wantFail      bool
 		wantInMessage []string
 	}{
-		{"not a tenant namespace", namespace("plain", false), nil, "plain", nil, false, nil},
-		{"admins may", namespace("tenant-alice", true), []string{"tenant-alice-admin"}, "tenant-alice",
-			[]string{"tenant-alice-admin"}, false, nil},
-		{"super-admins only", namespace("tenant-alice", true), []string{"tenant-alice-super-admin"}, "tenant-alice",
-			[]string{"tenant-alice-admin", "tenant-alice-super-admin"}, true,
-			[]string{"RestoreVault (apps.cozystack.io restorevaults) in namespace tenant-alice", "takes the level super-admin (group tenant-alice-super-admin)",
-				"Nothing was created", "RestoreVault vault in namespace tenant-alice yourself (as a super-admin of the tenant)", "target.mode InPlace"}},
-		{"no tenant level", namespace("tenant-alice", true), nil, "tenant-alice",
-			[]string{"tenant-alice-admin", "tenant-alice-super-admin"}, true,
-			[]string{"only a cluster administrator", "(as a cluster administrator)"}},
-		{"a Backup of another namespace", namespace("tenant-bob", true), []string{"tenant-bob-super-admin"}, "tenant-alice",
-			[]string{"tenant-bob-admin", "tenant-bob-super-admin"}, true,
-			[]string{"in namespace tenant-bob", "from a Backup of namespace tenant-bob", "InPlace does not restore Backup tenant-alice/vault-1"}},
+		{
+			name:     "not a tenant namespace",
+			why:      "outside tenant namespaces no review is sent: only a cluster administrator creates there",
+			ns:       namespace("plain", false),
+			backupNS: "plain",
+			wantFail: false,
+		},
+		{
+			name:        "admins may",
+			why:         "what the tenant's admins may create is allowed after one review",
+			ns:          namespace("tenant-alice", true),
+			allowed:     []string{"tenant-alice-admin"},
+			backupNS:    "tenant-alice",
+			wantReviews: []string{"tenant-alice-admin"},
+			wantFail:    false,
+		},
+		{
+			name:        "super-admins only",
+			why:         "a kind only super-admins may create fails naming the level, its group and how to restore it yourself",
+			ns:          namespace("tenant-alice", true),
+			allowed:     []string{"tenant-alice-super-admin"},
+			backupNS:    "tenant-alice",
+			wantReviews: []string{"tenant-alice-admin", "tenant-alice-super-admin"},
+			wantFail:    true,
+			wantInMessage: []string{"RestoreVault (apps.cozystack.io restorevaults) in namespace tenant-alice", "takes the level super-admin (group tenant-alice-super-admin)",
+				"Nothing was created", "RestoreVault vault in namespace tenant-alice yourself (as a super-admin of the tenant)", "target.mode InPlace"},
+		},
+		{
+			name:          "no tenant level",
+			why:           "a kind no tenant level may create fails naming the cluster administrator",
+			ns:            namespace("tenant-alice", true),
+			backupNS:      "tenant-alice",
+			wantReviews:   []string{"tenant-alice-admin", "tenant-alice-super-admin"},
+			wantFail:      true,
+			wantInMessage: []string{"only a cluster administrator", "(as a cluster administrator)"},
+		},
+		{
+			name:          "a Backup of another namespace",
+			why:           "a restore into another namespace names both namespaces and that InPlace does not apply",
+			ns:            namespace("tenant-bob", true),
+			allowed:       []string{"tenant-bob-super-admin"},
+			backupNS:      "tenant-alice",
+			wantReviews:   []string{"tenant-bob-admin", "tenant-bob-super-admin"},
+			wantFail:      true,
+			wantInMessage: []string{"in namespace tenant-bob", "from a Backup of namespace tenant-bob", "InPlace does not restore Backup tenant-alice/vault-1"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var reviews []string
@@ -136,10 +196,10 @@ func TestMayCreate(t *testing.T) {
 				t.Fatal(err)
 			}
 			if d := cmp.Diff(tc.wantReviews, reviews); d != "" {
-				t.Errorf("reviews of groups (-want +got):\n%s", d)
+				t.Errorf("reviews of groups (-want +got), %s:\n%s", tc.why, d)
 			}
 			if o.wait != nil || (o.fail != nil) != tc.wantFail {
-				t.Fatalf("outcome %+v, want failure %v", o, tc.wantFail)
+				t.Fatalf("outcome %+v, want failure %v: %s", o, tc.wantFail, tc.why)
 			}
 			if o.fail == nil {
 				return
@@ -150,7 +210,7 @@ func TestMayCreate(t *testing.T) {
 			}
 			for _, want := range tc.wantInMessage {
 				if !strings.Contains(o.fail.message, want) {
-					t.Errorf("message %q lacks %q", o.fail.message, want)
+					t.Errorf("message %q lacks %q: %s", o.fail.message, want, tc.why)
 				}
 			}
 		})
