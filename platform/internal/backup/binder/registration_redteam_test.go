@@ -82,19 +82,47 @@ func TestRegistrationRedTeam(t *testing.T) {
 	// The attacks, each a registration the attacker creates with its own
 	// client (create is not limited by name) and a live Lease it may write.
 	for _, tc := range []struct {
-		name, driver string
-		kinds        []string
-		catalog      string
-		lease        backupsv1alpha1.LeaseRef
-		reason       string
-		message      []string
+		name string
+		// why is the rule the case pins.
+		why    string
+		driver string
+		kinds  []string
+		// catalog is the forged registration's spec.catalog.
+		catalog string
+		lease   backupsv1alpha1.LeaseRef
+		// reason and message are the refusal's (message: substrings,
+		// besides the driver's name).
+		reason  string
+		message []string
 	}{
-		{"undeclared kind", "rt-evil-kind", []string{rtVictimKind}, "", rtOwnLease("rt-evil-kind"),
-			backupsv1alpha1.ReasonKindNotDeclared, []string{"[RtPg]", "component evil-driver", "catalog evil", "[RtEvil]"}},
-		{"another catalog's name", "rt-evil-catalog", []string{rtEvilKind}, "services", rtOwnLease("rt-evil-catalog"),
-			backupsv1alpha1.ReasonCatalogMismatch, []string{"spec.catalog services", "catalog evil", "Package rt-evil"}},
-		{"another driver's Lease", "rt-evil-lease", []string{rtEvilKind}, "", backupsv1alpha1.LeaseRef{Namespace: rtVictimNS, Name: "backup-driver-" + rtVictimDriver},
-			backupsv1alpha1.ReasonLeaseNotOwned, []string{"rt-cnpg/backup-driver-rt-pg", "BackupDriver rt-pg's", "rt-evil/backup-driver-rt-evil-lease"}},
+		{
+			name:    "undeclared kind",
+			why:     "a catalog's driver claiming a kind its catalog does not declare is refused, both lists named",
+			driver:  "rt-evil-kind",
+			kinds:   []string{rtVictimKind},
+			lease:   rtOwnLease("rt-evil-kind"),
+			reason:  backupsv1alpha1.ReasonKindNotDeclared,
+			message: []string{"[RtPg]", "component evil-driver", "catalog evil", "[RtEvil]"},
+		},
+		{
+			name:    "another catalog's name",
+			why:     "a catalog's driver naming another catalog in spec.catalog is refused",
+			driver:  "rt-evil-catalog",
+			kinds:   []string{rtEvilKind},
+			catalog: "services",
+			lease:   rtOwnLease("rt-evil-catalog"),
+			reason:  backupsv1alpha1.ReasonCatalogMismatch,
+			message: []string{"spec.catalog services", "catalog evil", "Package rt-evil"},
+		},
+		{
+			name:    "another driver's Lease",
+			why:     "a registration pointing at another driver's Lease is refused, both Leases named",
+			driver:  "rt-evil-lease",
+			kinds:   []string{rtEvilKind},
+			lease:   backupsv1alpha1.LeaseRef{Namespace: rtVictimNS, Name: "backup-driver-" + rtVictimDriver},
+			reason:  backupsv1alpha1.ReasonLeaseNotOwned,
+			message: []string{"rt-cnpg/backup-driver-rt-pg", "BackupDriver rt-pg's", "rt-evil/backup-driver-rt-evil-lease"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.lease.Namespace == rtEvilNS {
@@ -115,7 +143,7 @@ func TestRegistrationRedTeam(t *testing.T) {
 			cond := apimeta.FindStatusCondition(got.Status.Conditions, backupsv1alpha1.ConditionAccepted)
 			for _, m := range append(tc.message, tc.driver) {
 				if !strings.Contains(cond.Message, m) {
-					t.Errorf("Accepted message %q lacks %q", cond.Message, m)
+					t.Errorf("Accepted message %q lacks %q: %s", cond.Message, m, tc.why)
 				}
 			}
 			rtWaitEvent(t, tc.driver, tc.reason)
@@ -156,15 +184,44 @@ func TestRegistrationRedTeam(t *testing.T) {
 	rtBind(t, "rt-broad", broad, []rbacv1.PolicyRule{{APIGroups: []string{backupsv1alpha1.GroupVersion.Group},
 		Resources: []string{"backupdrivers"}, Verbs: []string{"get", "create", "update", "patch", "delete"}}})
 	for _, tc := range []struct {
-		who     *rtIdentity
-		target  string
+		// why is the rule the case pins.
+		why string
+		who *rtIdentity
+		// target is the registration who updates.
+		target string
+		// message are substrings of the refusal.
 		message []string
 	}{
-		{evil, rtVictimDriver, []string{`cannot update resource "backupdrivers"`}},
-		{evil, job, []string{`cannot update resource "backupdrivers"`}},
-		{victim, job, []string{`cannot update resource "backupdrivers"`}},
-		{broad, rtVictimDriver, []string{"registered by " + victim.user, "only that user"}},
-		{broad, job, []string{"registered by cozystack-admin", "only that user"}},
+		{
+			why:     "the evil catalog's RBAC names only its own registration: the victim's is out of reach",
+			who:     evil,
+			target:  rtVictimDriver,
+			message: []string{`cannot update resource "backupdrivers"`},
+		},
+		{
+			why:     "nor may it update the platform's Job driver",
+			who:     evil,
+			target:  job,
+			message: []string{`cannot update resource "backupdrivers"`},
+		},
+		{
+			why:     "the victim's RBAC names only its own registration, not the Job driver",
+			who:     victim,
+			target:  job,
+			message: []string{`cannot update resource "backupdrivers"`},
+		},
+		{
+			why:     "rights on every registration do not pass the admission policy: only the writer changes it",
+			who:     broad,
+			target:  rtVictimDriver,
+			message: []string{"registered by " + victim.user, "only that user"},
+		},
+		{
+			why:     "the Job driver's writer is cozystack-admin, and only that user may change it",
+			who:     broad,
+			target:  job,
+			message: []string{"registered by cozystack-admin", "only that user"},
+		},
 	} {
 		d := &backupsv1alpha1.BackupDriver{}
 		if err := c.Get(ctx, clientKey(tc.target), d); err != nil {
@@ -172,7 +229,7 @@ func TestRegistrationRedTeam(t *testing.T) {
 		}
 		d.Spec.StrategyKinds = []string{rtEvilKind}
 		d.Spec.Lease = rtOwnLease(tc.target)
-		rtForbidden(t, tc.who.user+" updates "+tc.target, tc.who.client.Update(ctx, d), tc.message...)
+		rtForbidden(t, tc.who.user+" updates "+tc.target+" ("+tc.why+")", tc.who.client.Update(ctx, d), tc.message...)
 	}
 	rtForbidden(t, "broad deletes the job driver", broad.client.Delete(ctx, &backupsv1alpha1.BackupDriver{ObjectMeta: metav1.ObjectMeta{Name: job}}),
 		"registered by cozystack-admin", "delete")
