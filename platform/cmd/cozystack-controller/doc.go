@@ -9,7 +9,7 @@
 // cozystack.io/platform/internal/controller/tenantquota; K2 "Tenant
 // quotas"), the backup
 // core and the built-in Job backup driver (packages
-// cozystack.io/platform/internal/controller/backup and
+// cozystack.io/platform/internal/backup and
 // cozystack.io/platform/internal/backup/jobdriver; contract
 // contracts/schemas/v1alpha1/k7-backup-driver.md). --controllers picks
 // some of them. Its options are package

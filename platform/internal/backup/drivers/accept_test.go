@@ -42,68 +42,167 @@ func TestDecide(t *testing.T) {
 			Lease: lease(d.Spec.Lease.Namespace, d.Spec.Lease.Name, d.Name)}
 	}
 	for _, tc := range []struct {
-		name    string
-		facts   drivers.Facts
-		reason  string
+		name string
+		// why is the rule the case pins.
+		why    string
+		facts  drivers.Facts
+		reason string
+		// message are substrings the message must hold, besides the
+		// driver's name.
 		message []string
+		// catalog is the catalog the registration is accepted for ("":
+		// none).
 		catalog string
 	}{
-		{"catalog driver", catalogFacts(own), backupsv1alpha1.ReasonAccepted, []string{"cnpg-backup-driver", "services"}, "services"},
-		{"spec.catalog empty", catalogFacts(reg("cnpg", "", "cozy-cnpg-backup-driver", "backup-driver-cnpg", "CNPG")),
-			backupsv1alpha1.ReasonAccepted, nil, "services"},
-		{"Lease not created yet", func() drivers.Facts { f := catalogFacts(own); f.Lease = nil; return f }(),
-			backupsv1alpha1.ReasonAccepted, nil, "services"},
-		{"no writer", drivers.Facts{Driver: own}, backupsv1alpha1.ReasonWriterUnknown,
-			[]string{backupsv1alpha1.AnnotationRegisteredBy, "backup-driver-writer.cozystack.io"}, ""},
-		{"operator", drivers.Facts{Driver: reg("test", "test", "anywhere", "backup-driver-test", "Anything"), Writer: "cozystack-admin"},
-			backupsv1alpha1.ReasonAccepted, []string{"cozystack-admin"}, ""},
-		{"platform's Job driver", drivers.Facts{Driver: reg("job", "", "cozy-system", "backup-driver-job", "Job"), Writer: backupaccess.PlatformServiceAccount},
-			backupsv1alpha1.ReasonAccepted, nil, ""},
-		{"catalog claims the job name", catalogFacts(reg("job", "", "cozy-cnpg-backup-driver", "backup-driver-job", "CNPG")),
-			backupsv1alpha1.ReasonReservedForPlatform, []string{"job", cnpgSA}, ""},
-		{"catalog claims kind Job", catalogFacts(reg("cnpg", "", "cozy-cnpg-backup-driver", "backup-driver-cnpg", "CNPG", "Job")),
-			backupsv1alpha1.ReasonReservedForPlatform, []string{"Job"}, ""},
-		{"namespace of no Package", func() drivers.Facts { f := catalogFacts(own); f.NamespacePackage, f.Package = "", nil; return f }(),
-			backupsv1alpha1.ReasonWriterNotInCatalog, []string{"cozy-cnpg-backup-driver/cnpg-backup-driver"}, ""},
-		{"annotation names a missing Package", func() drivers.Facts { f := catalogFacts(own); f.Package = nil; return f }(),
-			backupsv1alpha1.ReasonWriterNotInCatalog, []string{`"services"`}, ""},
-		{"no component in the namespace", func() drivers.Facts {
-			f := catalogFacts(reg("cnpg", "", "cozy-other", "backup-driver-cnpg", "CNPG"))
-			f.Writer = "system:serviceaccount:cozy-other:x"
-			return f
-		}(), backupsv1alpha1.ReasonWriterNotInCatalog, []string{"Package services", "cozy-other"}, ""},
-		{"component disabled", func() drivers.Facts { f := catalogFacts(own); f.Package = disabled; return f }(),
-			backupsv1alpha1.ReasonWriterNotInCatalog, nil, ""},
-		{"undeclared kind", catalogFacts(reg("cnpg", "", "cozy-cnpg-backup-driver", "backup-driver-cnpg", "CNPG", "Velero")),
-			backupsv1alpha1.ReasonKindNotDeclared, []string{"[Velero]", "cnpg-backup-driver", "catalog services", "[CNPG]"}, ""},
-		{"another catalog's name", catalogFacts(reg("cnpg", "virtualization", "cozy-cnpg-backup-driver", "backup-driver-cnpg", "CNPG")),
-			backupsv1alpha1.ReasonCatalogMismatch, []string{"virtualization", "catalog services", "Package services"}, ""},
-		{"another driver's Lease", func() drivers.Facts {
-			f := catalogFacts(reg("cnpg", "", "cozy-velero-backup-driver", "backup-driver-velero", "CNPG"))
-			f.Lease = lease("cozy-velero-backup-driver", "backup-driver-velero", "velero")
-			return f
-		}(), backupsv1alpha1.ReasonLeaseNotOwned, []string{"cozy-velero-backup-driver/backup-driver-velero", "BackupDriver velero's", "backup-driver-cnpg"}, ""},
-		{"a Lease of its name elsewhere", catalogFacts(reg("cnpg", "", "cozy-velero-backup-driver", "backup-driver-cnpg", "CNPG")),
-			backupsv1alpha1.ReasonLeaseNotOwned, []string{"its own namespace cozy-cnpg-backup-driver"}, ""},
-		{"a Lease labelled for another driver", func() drivers.Facts {
-			f := catalogFacts(own)
-			f.Lease = lease("cozy-cnpg-backup-driver", "backup-driver-cnpg", "mariadb")
-			return f
-		}(), backupsv1alpha1.ReasonLeaseNotOwned, []string{"mariadb"}, ""},
-		{"operator, another driver's Lease", drivers.Facts{Driver: reg("test", "", "x", "backup-driver-other", "Anything"), Writer: "cozystack-admin"},
-			backupsv1alpha1.ReasonLeaseNotOwned, []string{"backup-driver-test"}, ""},
+		{
+			name:    "catalog driver",
+			why:     "a catalog's driver, written by its component's ServiceAccount in its namespace, is accepted for that catalog",
+			facts:   catalogFacts(own),
+			reason:  backupsv1alpha1.ReasonAccepted,
+			message: []string{"cnpg-backup-driver", "services"},
+			catalog: "services",
+		},
+		{
+			name:    "spec.catalog empty",
+			why:     "spec.catalog may be left to the writer's catalog",
+			facts:   catalogFacts(reg("cnpg", "", "cozy-cnpg-backup-driver", "backup-driver-cnpg", "CNPG")),
+			reason:  backupsv1alpha1.ReasonAccepted,
+			catalog: "services",
+		},
+		{
+			name:    "Lease not created yet",
+			why:     "a registration is judged before its driver's first heartbeat",
+			facts:   func() drivers.Facts { f := catalogFacts(own); f.Lease = nil; return f }(),
+			reason:  backupsv1alpha1.ReasonAccepted,
+			catalog: "services",
+		},
+		{
+			name:    "no writer",
+			why:     "a registration without the admission policy's writer annotation is refused, naming the annotation and the policy",
+			facts:   drivers.Facts{Driver: own},
+			reason:  backupsv1alpha1.ReasonWriterUnknown,
+			message: []string{backupsv1alpha1.AnnotationRegisteredBy, "backup-driver-writer.cozystack.io"},
+		},
+		{
+			name:    "operator",
+			why:     "a cluster operator may register any driver, outside every catalog",
+			facts:   drivers.Facts{Driver: reg("test", "test", "anywhere", "backup-driver-test", "Anything"), Writer: "cozystack-admin"},
+			reason:  backupsv1alpha1.ReasonAccepted,
+			message: []string{"cozystack-admin"},
+		},
+		{
+			name:   "platform's Job driver",
+			why:    "the platform's own ServiceAccount registers the Job driver",
+			facts:  drivers.Facts{Driver: reg("job", "", "cozy-system", "backup-driver-job", "Job"), Writer: backupaccess.PlatformServiceAccount},
+			reason: backupsv1alpha1.ReasonAccepted,
+		},
+		{
+			name:    "catalog claims the job name",
+			why:     "the name job is the platform's: a catalog's registration of it is refused, naming the writer",
+			facts:   catalogFacts(reg("job", "", "cozy-cnpg-backup-driver", "backup-driver-job", "CNPG")),
+			reason:  backupsv1alpha1.ReasonReservedForPlatform,
+			message: []string{"job", cnpgSA},
+		},
+		{
+			name:    "catalog claims kind Job",
+			why:     "the strategy kind Job is the platform's",
+			facts:   catalogFacts(reg("cnpg", "", "cozy-cnpg-backup-driver", "backup-driver-cnpg", "CNPG", "Job")),
+			reason:  backupsv1alpha1.ReasonReservedForPlatform,
+			message: []string{"Job"},
+		},
+		{
+			name:    "namespace of no Package",
+			why:     "a ServiceAccount in a namespace no Package installed writes for no catalog",
+			facts:   func() drivers.Facts { f := catalogFacts(own); f.NamespacePackage, f.Package = "", nil; return f }(),
+			reason:  backupsv1alpha1.ReasonWriterNotInCatalog,
+			message: []string{"cozy-cnpg-backup-driver/cnpg-backup-driver"},
+		},
+		{
+			name:    "annotation names a missing Package",
+			why:     "the namespace's Package annotation must name an existing Package",
+			facts:   func() drivers.Facts { f := catalogFacts(own); f.Package = nil; return f }(),
+			reason:  backupsv1alpha1.ReasonWriterNotInCatalog,
+			message: []string{`"services"`},
+		},
+		{
+			name: "no component in the namespace",
+			why:  "the writer must be the ServiceAccount of a component of the Package",
+			facts: func() drivers.Facts {
+				f := catalogFacts(reg("cnpg", "", "cozy-other", "backup-driver-cnpg", "CNPG"))
+				f.Writer = "system:serviceaccount:cozy-other:x"
+				return f
+			}(),
+			reason:  backupsv1alpha1.ReasonWriterNotInCatalog,
+			message: []string{"Package services", "cozy-other"},
+		},
+		{
+			name:   "component disabled",
+			why:    "a disabled component writes for no catalog",
+			facts:  func() drivers.Facts { f := catalogFacts(own); f.Package = disabled; return f }(),
+			reason: backupsv1alpha1.ReasonWriterNotInCatalog,
+		},
+		{
+			name:    "undeclared kind",
+			why:     "a catalog's driver serves only the kinds its catalog declares (provides.backupStrategyKinds), both lists named",
+			facts:   catalogFacts(reg("cnpg", "", "cozy-cnpg-backup-driver", "backup-driver-cnpg", "CNPG", "Velero")),
+			reason:  backupsv1alpha1.ReasonKindNotDeclared,
+			message: []string{"[Velero]", "cnpg-backup-driver", "catalog services", "[CNPG]"},
+		},
+		{
+			name:    "another catalog's name",
+			why:     "spec.catalog must be the writer's catalog, both named",
+			facts:   catalogFacts(reg("cnpg", "virtualization", "cozy-cnpg-backup-driver", "backup-driver-cnpg", "CNPG")),
+			reason:  backupsv1alpha1.ReasonCatalogMismatch,
+			message: []string{"virtualization", "catalog services", "Package services"},
+		},
+		{
+			name: "another driver's Lease",
+			why:  "spec.lease must be the driver's own Lease, not another registration's",
+			facts: func() drivers.Facts {
+				f := catalogFacts(reg("cnpg", "", "cozy-velero-backup-driver", "backup-driver-velero", "CNPG"))
+				f.Lease = lease("cozy-velero-backup-driver", "backup-driver-velero", "velero")
+				return f
+			}(),
+			reason:  backupsv1alpha1.ReasonLeaseNotOwned,
+			message: []string{"cozy-velero-backup-driver/backup-driver-velero", "BackupDriver velero's", "backup-driver-cnpg"},
+		},
+		{
+			name:    "a Lease of its name elsewhere",
+			why:     "a catalog's driver's Lease lives in its own namespace",
+			facts:   catalogFacts(reg("cnpg", "", "cozy-velero-backup-driver", "backup-driver-cnpg", "CNPG")),
+			reason:  backupsv1alpha1.ReasonLeaseNotOwned,
+			message: []string{"its own namespace cozy-cnpg-backup-driver"},
+		},
+		{
+			name: "a Lease labelled for another driver",
+			why:  "the Lease's driver label must name this registration",
+			facts: func() drivers.Facts {
+				f := catalogFacts(own)
+				f.Lease = lease("cozy-cnpg-backup-driver", "backup-driver-cnpg", "mariadb")
+				return f
+			}(),
+			reason:  backupsv1alpha1.ReasonLeaseNotOwned,
+			message: []string{"mariadb"},
+		},
+		{
+			name:    "operator, another driver's Lease",
+			why:     "an operator's registration too must name its own Lease (backup-driver-<name>)",
+			facts:   drivers.Facts{Driver: reg("test", "", "x", "backup-driver-other", "Anything"), Writer: "cozystack-admin"},
+			reason:  backupsv1alpha1.ReasonLeaseNotOwned,
+			message: []string{"backup-driver-test"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := drivers.Decide(tc.facts)
 			if a.Reason != tc.reason {
-				t.Fatalf("reason %s (%s), want %s", a.Reason, a.Message, tc.reason)
+				t.Fatalf("reason %s (%s), want %s: %s", a.Reason, a.Message, tc.reason, tc.why)
 			}
 			if a.Accepted() != (tc.reason == backupsv1alpha1.ReasonAccepted) || a.Catalog != tc.catalog {
-				t.Errorf("accepted %v catalog %q, want catalog %q", a.Accepted(), a.Catalog, tc.catalog)
+				t.Errorf("accepted %v catalog %q, want catalog %q: %s", a.Accepted(), a.Catalog, tc.catalog, tc.why)
 			}
 			for _, m := range append(tc.message, tc.facts.Driver.Name) {
 				if !strings.Contains(a.Message, m) {
-					t.Errorf("message %q lacks %q", a.Message, m)
+					t.Errorf("message %q lacks %q: %s", a.Message, m, tc.why)
 				}
 			}
 		})

@@ -63,32 +63,110 @@ func TestResolve(t *testing.T) {
 	v1 := []string{backupsv1alpha1.ProtocolVersion}
 	live, expired := now.Add(-time.Second), now.Add(-time.Hour)
 	for _, tc := range []struct {
-		name    string
+		name string
+		// why is the rule the case pins.
+		why     string
 		objects [][]client.Object
 		kind    string
 		reason  string
-		driver  string
+		// driver is the registration bound ("": none).
+		driver string
+		// message are substrings the result's message must hold.
 		message []string
 	}{
-		{"bound", [][]client.Object{registration("cnpg", []string{"CNPG"}, v1, live, 30)}, "CNPG", backupsv1alpha1.ReasonBound, "cnpg", nil},
-		{"handed to a catalog", nil, "Velero", backupsv1alpha1.ReasonDriverNotInstalled, "", []string{"virtualization", "0.3.0"}},
-		{"built in, not yet registered", nil, "Job", backupsv1alpha1.ReasonDriverUnavailable, "", []string{"built-in driver job"}},
-		{"unknown", nil, "Nope", backupsv1alpha1.ReasonUnknownStrategyKind, "", []string{"Nope"}},
-		{"lease expired", [][]client.Object{registration("cnpg", []string{"CNPG"}, v1, expired, 30)}, "CNPG", backupsv1alpha1.ReasonDriverUnavailable, "", []string{"drivers/backup-driver-cnpg"}},
-		{"two live", [][]client.Object{registration("a", []string{"CNPG"}, v1, live, 30), registration("b", []string{"CNPG"}, v1, live, 30)},
-			"CNPG", backupsv1alpha1.ReasonDriverConflict, "", []string{"a, b"}},
-		{"one live of two", [][]client.Object{registration("a", []string{"CNPG"}, v1, live, 30), registration("b", []string{"CNPG"}, v1, expired, 30)},
-			"CNPG", backupsv1alpha1.ReasonBound, "a", nil},
-		{"refused beside a real one", [][]client.Object{forged("evil", []string{"CNPG"}, live), registration("cnpg", []string{"CNPG"}, v1, live, 30)},
-			"CNPG", backupsv1alpha1.ReasonBound, "cnpg", nil},
-		{"only refused", [][]client.Object{forged("evil", []string{"CNPG"}, live)}, "CNPG", backupsv1alpha1.ReasonDriverUnavailable, "",
-			[]string{"evil", backupsv1alpha1.ReasonWriterNotInCatalog}},
-		{"handed-off kind, registered by an operator", [][]client.Object{registration("velero", []string{"Velero"}, v1, live, 30)}, "Velero",
-			backupsv1alpha1.ReasonBound, "velero", nil},
-		{"handed-off kind, another catalog's driver", [][]client.Object{catalogDriver("services", "velero", "Velero", live)}, "Velero",
-			backupsv1alpha1.ReasonDriverUnavailable, "", []string{backupsv1alpha1.ReasonCatalogMismatch, "catalog services", "to catalog virtualization"}},
-		{"protocol", [][]client.Object{registration("cnpg", []string{"CNPG"}, []string{"v2"}, live, 30)}, "CNPG",
-			backupsv1alpha1.ReasonProtocolIncompatible, "", []string{"[v2]", "[v1alpha1]"}},
+		{
+			name:    "bound",
+			why:     "one live, accepted registration of the kind serves it",
+			objects: [][]client.Object{registration("cnpg", []string{"CNPG"}, v1, live, 30)},
+			kind:    "CNPG",
+			reason:  backupsv1alpha1.ReasonBound,
+			driver:  "cnpg",
+		},
+		{
+			name:    "handed to a catalog",
+			why:     "a kind of the handoff list with no driver names the catalog and version that bring one",
+			kind:    "Velero",
+			reason:  backupsv1alpha1.ReasonDriverNotInstalled,
+			message: []string{"virtualization", "0.3.0"},
+		},
+		{
+			name:    "built in, not yet registered",
+			why:     "a built-in kind waits for the platform's own driver to register",
+			kind:    "Job",
+			reason:  backupsv1alpha1.ReasonDriverUnavailable,
+			message: []string{"built-in driver job"},
+		},
+		{
+			name:    "unknown",
+			why:     "a kind no driver, handoff or built-in knows is terminal",
+			kind:    "Nope",
+			reason:  backupsv1alpha1.ReasonUnknownStrategyKind,
+			message: []string{"Nope"},
+		},
+		{
+			name:    "lease expired",
+			why:     "a registration whose Lease expired serves nothing, and is named",
+			objects: [][]client.Object{registration("cnpg", []string{"CNPG"}, v1, expired, 30)},
+			kind:    "CNPG",
+			reason:  backupsv1alpha1.ReasonDriverUnavailable,
+			message: []string{"drivers/backup-driver-cnpg"},
+		},
+		{
+			name:    "two live",
+			why:     "two live registrations of one kind bind neither, and both are named",
+			objects: [][]client.Object{registration("a", []string{"CNPG"}, v1, live, 30), registration("b", []string{"CNPG"}, v1, live, 30)},
+			kind:    "CNPG",
+			reason:  backupsv1alpha1.ReasonDriverConflict,
+			message: []string{"a, b"},
+		},
+		{
+			name:    "one live of two",
+			why:     "an expired registration does not conflict with a live one",
+			objects: [][]client.Object{registration("a", []string{"CNPG"}, v1, live, 30), registration("b", []string{"CNPG"}, v1, expired, 30)},
+			kind:    "CNPG",
+			reason:  backupsv1alpha1.ReasonBound,
+			driver:  "a",
+		},
+		{
+			name:    "refused beside a real one",
+			why:     "a refused registration neither binds nor conflicts",
+			objects: [][]client.Object{forged("evil", []string{"CNPG"}, live), registration("cnpg", []string{"CNPG"}, v1, live, 30)},
+			kind:    "CNPG",
+			reason:  backupsv1alpha1.ReasonBound,
+			driver:  "cnpg",
+		},
+		{
+			name:    "only refused",
+			why:     "a refused registration alone leaves the kind unavailable, naming it and why it was refused",
+			objects: [][]client.Object{forged("evil", []string{"CNPG"}, live)},
+			kind:    "CNPG",
+			reason:  backupsv1alpha1.ReasonDriverUnavailable,
+			message: []string{"evil", backupsv1alpha1.ReasonWriterNotInCatalog},
+		},
+		{
+			name:    "handed-off kind, registered by an operator",
+			why:     "an operator's own registration of a handed-off kind serves it",
+			objects: [][]client.Object{registration("velero", []string{"Velero"}, v1, live, 30)},
+			kind:    "Velero",
+			reason:  backupsv1alpha1.ReasonBound,
+			driver:  "velero",
+		},
+		{
+			name:    "handed-off kind, another catalog's driver",
+			why:     "a handed-off kind binds only to a driver of the catalog it was handed to",
+			objects: [][]client.Object{catalogDriver("services", "velero", "Velero", live)},
+			kind:    "Velero",
+			reason:  backupsv1alpha1.ReasonDriverUnavailable,
+			message: []string{backupsv1alpha1.ReasonCatalogMismatch, "catalog services", "to catalog virtualization"},
+		},
+		{
+			name:    "protocol",
+			why:     "a driver speaking none of the core's protocol versions is refused, both lists named",
+			objects: [][]client.Object{registration("cnpg", []string{"CNPG"}, []string{"v2"}, live, 30)},
+			kind:    "CNPG",
+			reason:  backupsv1alpha1.ReasonProtocolIncompatible,
+			message: []string{"[v2]", "[v1alpha1]"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := runtime.NewScheme()
@@ -107,17 +185,17 @@ func TestResolve(t *testing.T) {
 				t.Fatal(err)
 			}
 			if res.Reason != tc.reason {
-				t.Fatalf("reason %s (%s), want %s", res.Reason, res.Message, tc.reason)
+				t.Fatalf("reason %s (%s), want %s: %s", res.Reason, res.Message, tc.reason, tc.why)
 			}
 			if res.Terminal != (tc.reason == backupsv1alpha1.ReasonUnknownStrategyKind) {
-				t.Errorf("terminal = %v", res.Terminal)
+				t.Errorf("terminal = %v: %s", res.Terminal, tc.why)
 			}
 			if tc.driver != "" && (res.Driver == nil || res.Driver.Name != tc.driver || res.ProtocolVersion != backupsv1alpha1.ProtocolVersion) {
-				t.Errorf("driver %+v protocol %q, want %s", res.Driver, res.ProtocolVersion, tc.driver)
+				t.Errorf("driver %+v protocol %q, want %s: %s", res.Driver, res.ProtocolVersion, tc.driver, tc.why)
 			}
 			for _, m := range tc.message {
 				if !strings.Contains(res.Message, m) {
-					t.Errorf("message %q lacks %q", res.Message, m)
+					t.Errorf("message %q lacks %q: %s", res.Message, m, tc.why)
 				}
 			}
 		})
@@ -130,16 +208,34 @@ func TestLive(t *testing.T) {
 		return &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: renew}, LeaseDurationSeconds: &s}}
 	}
 	for _, tc := range []struct {
+		// why is the rule the case pins.
+		why   string
 		lease *coordinationv1.Lease
 		want  bool
 	}{
-		{nil, false},
-		{&coordinationv1.Lease{}, false},
-		{lease(now.Add(-29*time.Second), 30), true},
-		{lease(now.Add(-30*time.Second), 30), false},
+		{
+			why:   "no Lease: the driver never heartbeat",
+			lease: nil,
+			want:  false,
+		},
+		{
+			why:   "a Lease without renewTime or duration was never renewed",
+			lease: &coordinationv1.Lease{},
+			want:  false,
+		},
+		{
+			why:   "renewed 29 s ago with a 30 s duration: still live",
+			lease: lease(now.Add(-29*time.Second), 30),
+			want:  true,
+		},
+		{
+			why:   "renewed exactly one duration ago: expired (live only strictly before)",
+			lease: lease(now.Add(-30*time.Second), 30),
+			want:  false,
+		},
 	} {
 		if got := drivers.Live(tc.lease, now); got != tc.want {
-			t.Errorf("Live(%+v) = %v, want %v", tc.lease, got, tc.want)
+			t.Errorf("Live(%+v) = %v, want %v: %s", tc.lease, got, tc.want, tc.why)
 		}
 	}
 }

@@ -39,22 +39,36 @@ func TestTemplateError(t *testing.T) {
 	defer func() { stop(); <-done }()
 
 	for _, tc := range []struct {
-		name, field, want string
-		edit              func(p map[string]any)
+		name string
+		// why is the rule the case pins.
+		why string
+		// field and want are what the TemplateError message names: the
+		// parameter's path and the template's error.
+		field string
+		want  string
+		// edit breaks one template of the valid parameters.
+		edit func(p map[string]any)
 	}{{
-		name: "unclosed-action", field: "backup.spec.template.spec.containers[0].args[1]", want: "unclosed action",
+		name:  "unclosed-action",
+		why:   "a template that does not parse fails the job naming the field, before any Job is created",
+		field: "backup.spec.template.spec.containers[0].args[1]",
+		want:  "unclosed action",
 		edit: func(p map[string]any) {
 			p["backup"] = jobTemplate("backup", "backup", "{{ .Application.Name")
 		},
 	}, {
-		name: "missing-key", field: "backup.spec.template.spec.containers[0].args[1]", want: `map has no entry for key "nokey"`,
+		name:  "missing-key",
+		why:   "a key missing from the data fails the job (missingkey=error), never renders <no value>",
+		field: "backup.spec.template.spec.containers[0].args[1]",
+		want:  `map has no entry for key "nokey"`,
 		edit: func(p map[string]any) {
 			p["backup"] = jobTemplate("backup", "backup", "{{ .Snapshot.nokey }}")
 		},
 	}, {
-		// driverData is recorded only on success, but rendered before
-		// the Job is created, so its error too leaves nothing behind.
-		name: "missing-key-in-driver-data", field: "driverData.path", want: `map has no entry for key "Bucket"`,
+		name:  "missing-key-in-driver-data",
+		why:   "driverData is recorded only on success, but rendered before the Job is created, so its error too leaves nothing behind",
+		field: "driverData.path",
+		want:  `map has no entry for key "Bucket"`,
 		edit: func(p map[string]any) {
 			p["driverData"] = map[string]any{"path": "s3://{{ .Bucket }}/x"}
 		},
@@ -103,7 +117,7 @@ func TestTemplateError(t *testing.T) {
 			}
 			for _, s := range []string{tc.field, tc.want} {
 				if !strings.Contains(ready.Message, s) {
-					t.Errorf("message %q does not name %q", ready.Message, s)
+					t.Errorf("message %q does not name %q: %s", ready.Message, s, tc.why)
 				}
 			}
 			var jobs batchv1.JobList

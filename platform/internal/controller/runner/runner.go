@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -17,15 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"cozystack.io/platform/backupaccess"
-	"cozystack.io/platform/internal/backup/handoff"
-	"cozystack.io/platform/internal/backup/jobdriver"
-	"cozystack.io/platform/internal/controller/backup"
-	"cozystack.io/platform/internal/controller/backup/quota"
+	"cozystack.io/platform/internal/backup"
 	"cozystack.io/platform/internal/controller/clustervalues"
 	"cozystack.io/platform/internal/controller/tenantquota"
 	"cozystack.io/platform/internal/controller/tenantrbac"
 	"cozystack.io/platform/internal/controllermanager"
-	"cozystack.io/platform/internal/version"
 	"cozystack.io/platform/tenantaccess"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 )
@@ -61,15 +56,10 @@ type Options struct {
 	// Controllers). A replica running only the Job driver, say, takes its
 	// own --leader-election-id.
 	Controllers []string
-	// JobDriver configures the built-in Job driver; its Namespace defaults
-	// to LeaderElectionNamespace.
-	JobDriver jobdriver.Options
-	// Backup configures the backup core.
+	// Backup configures the backup core and the built-in Job driver; which
+	// of them run is Controllers' (backup-core, backup-job-driver), and
+	// the Job driver's Namespace defaults to LeaderElectionNamespace.
 	Backup backup.Options
-	// HandoffFile, when set, replaces the handoff list shipped with the
-	// platform (platform/internal/backup/handoff) with the file's: how a
-	// test or an operator tries the list of a coming release.
-	HandoffFile string
 }
 
 // Runs reports whether o runs the controller named name.
@@ -85,7 +75,7 @@ func NewOptions() *Options {
 			LegacySecret: clustervalues.LegacySecretOff, Concurrency: 8, StatusInterval: 500 * time.Millisecond,
 		},
 		Controllers: slices.Clone(Controllers),
-		Backup:      backup.Options{Concurrency: 16, Quota: quota.Defaults()},
+		Backup:      backup.Defaults(),
 	}
 }
 
@@ -96,16 +86,16 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Projection.Concurrency, "concurrency", o.Projection.Concurrency, "tenant namespaces written in parallel")
 	fs.DurationVar(&o.Projection.StatusInterval, "status-interval", o.Projection.StatusInterval, "least time between two ClusterValues status writes while a change is being projected")
 	fs.Var(controllersFlag{&o.Controllers}, "controllers", "comma-separated controllers to run, of "+strings.Join(Controllers, ", "))
-	fs.StringVar(&o.HandoffFile, "backup-handoff-file", o.HandoffFile, "a handoff list (YAML, the format of platform/internal/backup/handoff/handoff.yaml) to use instead of the one shipped with this release")
+	fs.StringVar(&o.Backup.HandoffFile, "backup-handoff-file", o.Backup.HandoffFile, "a handoff list (YAML, the format of platform/internal/backup/handoff/handoff.yaml) to use instead of the one shipped with this release")
 	fs.IntVar(&o.Backup.Concurrency, "backup-concurrency", o.Backup.Concurrency, "Plans, and jobs, each backup core reconciler works on in parallel")
 	fs.Int64Var(&o.Backup.Quota.Plans, "backup-quota-plans", o.Backup.Quota.Plans, "most Plans per tenant namespace (ResourceQuota cozy-backup-objects; 0: unbounded)")
 	fs.Int64Var(&o.Backup.Quota.BackupJobs, "backup-quota-backupjobs", o.Backup.Quota.BackupJobs, "most BackupJobs per tenant namespace (ResourceQuota cozy-backup-objects; 0: unbounded)")
 	fs.Int64Var(&o.Backup.Quota.Backups, "backup-quota-backups", o.Backup.Quota.Backups, "most Backups per tenant namespace (ResourceQuota cozy-backup-objects; 0: unbounded)")
 	fs.Int64Var(&o.Backup.Quota.RestoreJobs, "backup-quota-restorejobs", o.Backup.Quota.RestoreJobs, "most RestoreJobs per tenant namespace (ResourceQuota cozy-backup-objects; 0: unbounded)")
-	fs.StringVar(&o.JobDriver.Namespace, "backup-driver-namespace", o.JobDriver.Namespace, "namespace of the Job driver's Lease (default: --leader-election-namespace)")
-	fs.DurationVar(&o.JobDriver.LeaseDuration, "backup-driver-lease-duration", o.JobDriver.LeaseDuration, "how long the Job driver's registration Lease holds without renewal (0: the SDK's default)")
-	fs.DurationVar(&o.JobDriver.ClaimDuration, "backup-claim-duration", o.JobDriver.ClaimDuration, "how long the Job driver's claim on a run holds without renewal (0: the SDK's default)")
-	fs.StringVar(&o.JobDriver.Identity, "backup-driver-identity", o.JobDriver.Identity, "the Job driver's identity in claims (default: host name and a random suffix)")
+	fs.StringVar(&o.Backup.JobDriver.Namespace, "backup-driver-namespace", o.Backup.JobDriver.Namespace, "namespace of the Job driver's Lease (default: --leader-election-namespace)")
+	fs.DurationVar(&o.Backup.JobDriver.LeaseDuration, "backup-driver-lease-duration", o.Backup.JobDriver.LeaseDuration, "how long the Job driver's registration Lease holds without renewal (0: the SDK's default)")
+	fs.DurationVar(&o.Backup.JobDriver.ClaimDuration, "backup-claim-duration", o.Backup.JobDriver.ClaimDuration, "how long the Job driver's claim on a run holds without renewal (0: the SDK's default)")
+	fs.StringVar(&o.Backup.JobDriver.Identity, "backup-driver-identity", o.Backup.JobDriver.Identity, "the Job driver's identity in claims (default: host name and a random suffix)")
 }
 
 // controllersFlag is the pflag.Value of --controllers.
@@ -212,32 +202,14 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 			return nil, fmt.Errorf("set up the tenant roles: %w", err)
 		}
 	}
-	if o.Runs(ControllerBackupCore) {
-		if o.HandoffFile != "" {
-			data, err := os.ReadFile(o.HandoffFile)
-			if err != nil {
-				return nil, err
-			}
-			if o.Backup.Handoff, err = handoff.Parse(data); err != nil {
-				return nil, fmt.Errorf("--backup-handoff-file %s: %w", o.HandoffFile, err)
-			}
-		}
-		if err := backup.Setup(mgr, o.Backup); err != nil {
-			return nil, fmt.Errorf("set up the backup core: %w", err)
-		}
+	bo := o.Backup
+	bo.RunCore, bo.RunJobDriver = o.Runs(ControllerBackupCore), o.Runs(ControllerBackupJobDriver)
+	if bo.JobDriver.Namespace == "" {
+		bo.JobDriver.Namespace = o.LeaderElectionNamespace
 	}
-	if o.Runs(ControllerBackupJobDriver) {
-		jd := o.JobDriver
-		if jd.Namespace == "" {
-			jd.Namespace = o.LeaderElectionNamespace
-		}
-		if jd.Version == "" {
-			jd.Version = version.Get()
-		}
-		jd.SkipNameValidation = o.SkipNameValidation
-		if err := jobdriver.Setup(mgr, jd); err != nil {
-			return nil, fmt.Errorf("set up the Job backup driver: %w", err)
-		}
+	bo.JobDriver.SkipNameValidation = o.SkipNameValidation
+	if err := backup.Setup(mgr, bo); err != nil {
+		return nil, fmt.Errorf("set up %w", err)
 	}
 	if o.Runs(ControllerTenantQuota) {
 		if err := tenantquota.Setup(mgr); err != nil {

@@ -14,7 +14,7 @@ import (
 // DefaultRestoreIdentity is the user the backup core (cozystack-controller)
 // acts as in a platform install, and the default of cozystack-api's
 // --restore-identity: its restore reconciler
-// (platform/internal/controller/backup/restore) creates a restored
+// (platform/internal/backup/restore) creates a restored
 // application through this API with its own credentials.
 const DefaultRestoreIdentity = "system:serviceaccount:cozy-system:cozystack-controller"
 
