@@ -24,8 +24,9 @@
 // defines they include, from the chart and its dependencies).
 //
 // K4-application-rights renders each application chart as Helm installs it
-// (k4rights.go: its defaults and K2 values, its crds/) and checks every
-// object against what the release's installer may create: namespaced, in
+// (k4render.go: its defaults and K2 values, its crds/; k4kinds.go maps each
+// kind to its resource and scope) and checks (k4rights.go) every object
+// against what the release's installer may create: namespaced, in
 // the release's namespace, of a resource the application's rules in
 // catalog.yaml grant with the verbs Helm uses, and those rules grant what
 // Helm's readiness wait reads for it (a Deployment's ReplicaSets).

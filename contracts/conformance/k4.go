@@ -121,6 +121,10 @@ func openObjects(v any, ptr []string) [][]string {
 }
 
 // walkStrict calls fn for v and every subschema the strict rule reaches.
+// It walks patternProperties, which K1 refuses in an application chart
+// (K1-openapi-schema), for the schemas K1 does not see: component charts'
+// and those of a catalog checked without its ApplicationDefinitions
+// (k4-values.md, rule 4).
 func walkStrict(v any, ptr []string, fn func(map[string]any, []string)) {
 	node, ok := v.(map[string]any)
 	if !ok {

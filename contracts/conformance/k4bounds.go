@@ -84,7 +84,9 @@ func hasType(s map[string]any, t string) bool {
 }
 
 // isMapSchema is true for an object whose keys are not all listed: its
-// additionalProperties or patternProperties is a schema.
+// additionalProperties or patternProperties is a schema. A patternProperties
+// map is refused by K1 first, but K1 does not run on a catalog checked
+// without its ApplicationDefinitions (k4-values.md, rules 4 and 8).
 func isMapSchema(node map[string]any) bool {
 	if m, ok := node["additionalProperties"].(map[string]any); ok && len(m) > 0 {
 		return true

@@ -5,6 +5,7 @@
 // so a section that moves moves its test with one edit.
 //
 // The repository root is the nearest directory above the working directory
-// that holds go.work; a document or heading that is missing fails the test,
+// that holds go.work beside sdk/localcp/versions.yaml (Root, the rule of
+// sdk/localcp.RepoRoot); a document or heading that is missing fails the test,
 // naming it. Headings inside fenced code blocks are not headings.
 package doctest

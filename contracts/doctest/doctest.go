@@ -9,7 +9,10 @@ import (
 )
 
 // Root returns the repository root: the nearest directory above the
-// working directory holding go.work.
+// working directory that holds go.work beside sdk/localcp/versions.yaml, so
+// another workspace's go.work in between is passed over. It is the rule of
+// sdk/localcp.RepoRoot, written again because contracts may not import sdk
+// (boundaries.yaml); TestRootIsLocalcpRepoRoot checks that both agree.
 func Root(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
@@ -17,15 +20,20 @@ func Root(t testing.TB) string {
 		t.Fatal(err)
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+		if isFile(filepath.Join(dir, "go.work")) && isFile(filepath.Join(dir, "sdk", "localcp", "versions.yaml")) {
 			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("doctest: no go.work above the working directory: run the test inside the repository")
+			t.Fatal("doctest: no go.work beside sdk/localcp/versions.yaml above the working directory: run the test inside the repository")
 		}
 		dir = parent
 	}
+}
+
+func isFile(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // RepoFile returns the text of file, a slash-separated path from the

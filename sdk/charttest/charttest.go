@@ -77,6 +77,19 @@ func Render(c *chart.Chart, name string, values map[string]any) (map[string]stri
 	return engine.Render(c, vals)
 }
 
+// RenderUnvalidated is Render without the values.schema.json validation:
+// what the templates themselves make of values the schema would refuse.
+func RenderUnvalidated(c *chart.Chart, name string, values map[string]any) (map[string]string, error) {
+	if err := chartutil.ProcessDependenciesWithMerge(c, values); err != nil {
+		return nil, err
+	}
+	vals, err := chartutil.ToRenderValuesWithSchemaValidation(c, values, chartutil.ReleaseOptions{Name: name, Namespace: Namespace, IsInstall: true}, chartutil.DefaultCapabilities, true)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Render(c, vals)
+}
+
 // generated matches the passwords charts generate (randAlphaNum 32), which
 // change at every render; digests matches SHA-256 sums in hex, which are
 // of such passwords (checksum annotations, password hashes).

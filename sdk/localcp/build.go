@@ -65,7 +65,11 @@ func DefaultLayout() Layout {
 	return Layout{Root: filepath.Join(os.TempDir(), "cozystack-local")}
 }
 
-// RepoRoot walks up from the working directory to this repository's root.
+// RepoRoot walks up from the working directory to this repository's root:
+// the nearest directory holding go.work beside sdk/localcp/versions.yaml.
+// contracts/doctest.Root applies the same rule (contracts may not import
+// sdk, boundaries.yaml); its TestRootIsLocalcpRepoRoot checks that both
+// agree.
 func RepoRoot() (string, bool) {
 	dir, err := os.Getwd()
 	if err != nil {

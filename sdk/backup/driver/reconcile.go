@@ -6,10 +6,12 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/go-logr/logr"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -41,76 +43,54 @@ type jobReconciler struct {
 	ops jobOps
 }
 
+// jobPass is what one Reconcile of a job works on: the job, its status (in
+// the object, so a status write updates it), the intent read from the
+// status (before) and the one to write (in), and the time and generation
+// the pass started at.
+type jobPass struct {
+	job    types.NamespacedName
+	obj    client.Object
+	st     *v1alpha1.JobStatus
+	before *intent
+	in     *intent
+	now    time.Time
+	gen    int64
+}
+
+// Reconcile runs one pass over a job bound to this driver, as its steps:
+// deletion (deleted), cleanup of a run the core ended (cleanUpEndedRun),
+// the claim (claim), the finalizer, cancellation (cancelRun), one call of
+// the Driver (runDriver), and the status it leads to (record).
 func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	o := r.rt.opts
 	obj := r.ops.newObject()
 	if err := r.rt.cache.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	st := r.ops.status(obj)
+	p := &jobPass{job: req.NamespacedName, obj: obj, st: r.ops.status(obj)}
 	// The label put the job in this cache; only the binding makes it ours.
 	// A job without binding or bound to another driver is never touched.
-	if st.Binding == nil || st.Binding.DriverRef.Name != o.Name {
+	if p.st.Binding == nil || p.st.Binding.DriverRef.Name != o.Name {
 		return ctrl.Result{}, nil
 	}
-	logger := log.FromContext(ctx).WithValues("driver", o.Name, "identity", o.Identity)
-	if obj.GetDeletionTimestamp() != nil && hasFinalizer(obj) {
+	deleting := obj.GetDeletionTimestamp() != nil
+	switch {
+	case deleting && hasFinalizer(obj):
 		// Deleted: the run's backend objects go with the job, or stay with
 		// the Backup it produced (contract k7, "Deletion").
-		return r.deleted(ctx, obj, st)
-	}
-	if endedByCore(st) && obj.GetDeletionTimestamp() == nil {
-		// The core ended a run this driver was working on (its run
-		// timeout): cleanup is the driver's (contract k7, "Runs"), so
-		// remove what the run created, then release the claim, which
-		// marks the cleanup done.
-		run := r.newRun(obj, st, st.Claim.Takeovers)
-		if err := r.ops.cancel(ctx, obj, run); err != nil {
-			logger.Error(err, "cleanup of a run the core ended failed; retrying", "job", req.NamespacedName)
-			return ctrl.Result{RequeueAfter: time.Second + jitter(time.Second)}, nil
-		}
-		in := intentOf(st, r.ops.backupName(obj))
-		in.Claim = nil
-		if err := r.write(ctx, obj, in); err != nil {
-			return r.writeFailed(ctx, err)
-		}
-		logger.Info("removed what a run the core ended had created", "job", req.NamespacedName)
+		return r.deleted(ctx, obj, p.st)
+	case endedByCore(p.st) && !deleting:
+		return r.cleanUpEndedRun(ctx, p)
+	case p.st.Phase.Terminal() || deleting:
 		return ctrl.Result{}, nil
 	}
-	if st.Phase.Terminal() || obj.GetDeletionTimestamp() != nil {
-		return ctrl.Result{}, nil
-	}
-	now := time.Now()
-	action, wait := decideClaim(st.Claim, o.Identity, now)
+	p.now = time.Now()
+	action, wait := decideClaim(p.st.Claim, o.Identity, p.now)
 	if action == claimWait {
 		return ctrl.Result{RequeueAfter: wait + jitter(o.ClaimDuration)}, nil
 	}
-	before := intentOf(st, r.ops.backupName(obj))
-	in := intentOf(st, r.ops.backupName(obj))
-	in.Claim, _ = nextClaim(st.Claim, action, o.Identity, o.ClaimDuration, now)
-	gen := obj.GetGeneration()
-	if action == claimAcquire || action == claimTakeover {
-		if in.StartTime == nil {
-			t := metav1.NewTime(now)
-			in.StartTime = &t
-		}
-		in.running(r.heldBy(), gen)
-		// The finalizer first: from the claim on, the run may create
-		// backend objects, and a deletion of the job must find it
-		// (contract k7, "Deletion"). The patch is guarded by the job's
-		// resourceVersion, and the claim below by the new one.
-		if err := setFinalizer(ctx, r.rt.client, obj, true); err != nil {
-			return r.writeFailed(ctx, err)
-		}
-		// The claim is written before any backend work, so two replicas
-		// never both work: the loser's write fails its precondition.
-		if err := r.write(ctx, obj, in); err != nil {
-			return r.writeFailed(ctx, err)
-		}
-		if action == claimTakeover {
-			logger.Info("took over a run whose holder was lost", "job", req.NamespacedName, "takeovers", in.Claim.Takeovers)
-		}
-		before = in.deepCopy()
+	if err := r.claim(ctx, p, action); err != nil {
+		return r.writeFailed(ctx, err)
 	}
 	if !hasFinalizer(obj) {
 		// A run claimed by a driver before it added the finalizer.
@@ -119,51 +99,134 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		}
 		return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
 	}
-	run := r.newRun(obj, st, in.Claim.Takeovers)
-
+	run := r.newRun(obj, p.st, p.in.Claim.Takeovers)
 	if r.ops.cancelRequested(obj) {
-		if err := r.ops.cancel(ctx, obj, run); err != nil {
-			logger.Error(err, "cancel failed; retrying", "job", req.NamespacedName)
-			return r.keep(ctx, obj, before, in, Outcome{})
-		}
-		in.end(v1alpha1.PhaseCancelled, metav1.ConditionFalse, v1alpha1.ReasonCancelled,
-			"cancelled (spec.cancel); the driver removed what the run created", metav1.NewTime(now), gen)
-		return r.finish(ctx, obj, in)
+		return r.cancelRun(ctx, p, run)
 	}
+	out, backup, err := r.runDriver(ctx, p, run)
+	return r.record(ctx, p, out, backup, err)
+}
 
-	err := r.rt.drv.ValidateParameters(ctx, r.ops.operation(), st.Binding.Strategy)
-	var out Outcome
-	if err == nil {
-		out, err = r.ops.reconcile(ctx, obj, run)
+// cleanUpEndedRun handles a run the core ended while this driver was
+// working on it (its run timeout): cleanup is the driver's (contract k7,
+// "Runs"), so it removes what the run created, then releases the claim,
+// which marks the cleanup done.
+func (r *jobReconciler) cleanUpEndedRun(ctx context.Context, p *jobPass) (ctrl.Result, error) {
+	run := r.newRun(p.obj, p.st, p.st.Claim.Takeovers)
+	if err := r.ops.cancel(ctx, p.obj, run); err != nil {
+		r.logger(ctx).Error(err, "cleanup of a run the core ended failed; retrying", "job", p.job)
+		return ctrl.Result{RequeueAfter: time.Second + jitter(time.Second)}, nil
 	}
-	if err == nil && out.Done {
-		var name string
-		if name, err = r.ops.succeed(ctx, obj, run, out); err == nil {
-			in.BackupName = name
-			msg := "succeeded"
-			if name != "" {
-				msg = "succeeded; Backup " + name
-			}
-			in.end(v1alpha1.PhaseSucceeded, metav1.ConditionTrue, v1alpha1.ReasonSucceeded, msg, metav1.NewTime(now), gen)
-			return r.finish(ctx, obj, in)
-		}
+	in := intentOf(p.st, r.ops.backupName(p.obj))
+	in.Claim = nil
+	if err := r.write(ctx, p.obj, in); err != nil {
+		return r.writeFailed(ctx, err)
 	}
-	if err != nil {
+	r.logger(ctx).Info("removed what a run the core ended had created", "job", p.job)
+	return ctrl.Result{}, nil
+}
+
+// claim sets p.before and p.in from the job's status, with the claim
+// action leads to. Acquiring or taking over a run also sets its start time
+// and Running, and writes the finalizer and then the claim before any
+// backend work; a renewal is written with the run's next status (keep). An
+// error is of one of those writes.
+func (r *jobReconciler) claim(ctx context.Context, p *jobPass, action claimAction) error {
+	o := r.rt.opts
+	p.before = intentOf(p.st, r.ops.backupName(p.obj))
+	p.in = intentOf(p.st, r.ops.backupName(p.obj))
+	p.in.Claim, _ = nextClaim(p.st.Claim, action, o.Identity, o.ClaimDuration, p.now)
+	p.gen = p.obj.GetGeneration()
+	if action != claimAcquire && action != claimTakeover {
+		return nil
+	}
+	if p.in.StartTime == nil {
+		t := metav1.NewTime(p.now)
+		p.in.StartTime = &t
+	}
+	p.in.running(r.heldBy(), p.gen)
+	// The finalizer first: from the claim on, the run may create backend
+	// objects, and a deletion of the job must find it (contract k7,
+	// "Deletion"). The patch is guarded by the job's resourceVersion, and
+	// the claim below by the new one.
+	if err := setFinalizer(ctx, r.rt.client, p.obj, true); err != nil {
+		return err
+	}
+	// The claim is written before any backend work, so two replicas never
+	// both work: the loser's write fails its precondition.
+	if err := r.write(ctx, p.obj, p.in); err != nil {
+		return err
+	}
+	if action == claimTakeover {
+		r.logger(ctx).Info("took over a run whose holder was lost", "job", p.job, "takeovers", p.in.Claim.Takeovers)
+	}
+	p.before = p.in.deepCopy()
+	return nil
+}
+
+// cancelRun ends a run whose job asks to be cancelled (spec.cancel) once
+// the Driver has removed what the run created; a failed cancel is retried.
+func (r *jobReconciler) cancelRun(ctx context.Context, p *jobPass, run Run) (ctrl.Result, error) {
+	if err := r.ops.cancel(ctx, p.obj, run); err != nil {
+		r.logger(ctx).Error(err, "cancel failed; retrying", "job", p.job)
+		return r.keep(ctx, p.obj, p.before, p.in, Outcome{})
+	}
+	p.in.end(v1alpha1.PhaseCancelled, metav1.ConditionFalse, v1alpha1.ReasonCancelled,
+		"cancelled (spec.cancel); the driver removed what the run created", metav1.NewTime(p.now), p.gen)
+	return r.finish(ctx, p.obj, p.in)
+}
+
+// runDriver calls the Driver for one step of the run: it validates the
+// binding's parameters, reconciles the run, and, when the backend is
+// done, finishes it (succeed), which names the Backup created (BackupJobs
+// only).
+func (r *jobReconciler) runDriver(ctx context.Context, p *jobPass, run Run) (out Outcome, backup string, err error) {
+	if err = r.rt.drv.ValidateParameters(ctx, r.ops.operation(), p.st.Binding.Strategy); err != nil {
+		return out, "", err
+	}
+	if out, err = r.ops.reconcile(ctx, p.obj, run); err != nil || !out.Done {
+		return out, "", err
+	}
+	backup, err = r.ops.succeed(ctx, p.obj, run, out)
+	return out, backup, err
+}
+
+// record writes what runDriver led to: Succeeded (naming the Backup), or
+// Failed for a terminal error (Terminal), or, for a transient error or a
+// run still going, Running with the Driver's progress, kept until the
+// next pass (keep).
+func (r *jobReconciler) record(ctx context.Context, p *jobPass, out Outcome, backup string, err error) (ctrl.Result, error) {
+	in := p.in
+	switch {
+	case err != nil:
 		if reason, msg, ok := terminal(err); ok {
-			in.end(v1alpha1.PhaseFailed, metav1.ConditionFalse, reason, msg, metav1.NewTime(now), gen)
-			return r.finish(ctx, obj, in)
+			in.end(v1alpha1.PhaseFailed, metav1.ConditionFalse, reason, msg, metav1.NewTime(p.now), p.gen)
+			return r.finish(ctx, p.obj, in)
 		}
-		logger.Error(err, "run failed transiently; retrying", "job", req.NamespacedName)
-		return r.keep(ctx, obj, before, in, Outcome{})
+		r.logger(ctx).Error(err, "run failed transiently; retrying", "job", p.job)
+		return r.keep(ctx, p.obj, p.before, in, Outcome{})
+	case out.Done:
+		in.BackupName = backup
+		msg := "succeeded"
+		if backup != "" {
+			msg = "succeeded; Backup " + backup
+		}
+		in.end(v1alpha1.PhaseSucceeded, metav1.ConditionTrue, v1alpha1.ReasonSucceeded, msg, metav1.NewTime(p.now), p.gen)
+		return r.finish(ctx, p.obj, in)
 	}
-	in.running(r.heldBy(), gen)
-	if p := out.Progress; p != nil {
-		msg := cut(p.Message, 1024)
-		if in.Progress == nil || in.Progress.Message != msg || !equalPercent(in.Progress.Percent, p.Percent) {
-			in.Progress = &v1alpha1.Progress{Time: metav1.NewTime(now), Percent: p.Percent, Message: msg}
+	in.running(r.heldBy(), p.gen)
+	if pr := out.Progress; pr != nil {
+		msg := cut(pr.Message, 1024)
+		if in.Progress == nil || in.Progress.Message != msg || !equalPercent(in.Progress.Percent, pr.Percent) {
+			in.Progress = &v1alpha1.Progress{Time: metav1.NewTime(p.now), Percent: pr.Percent, Message: msg}
 		}
 	}
-	return r.keep(ctx, obj, before, in, out)
+	return r.keep(ctx, p.obj, p.before, in, out)
+}
+
+// logger is the context's logger with the driver and the replica.
+func (r *jobReconciler) logger(ctx context.Context) logr.Logger {
+	return log.FromContext(ctx).WithValues("driver", r.rt.opts.Name, "identity", r.rt.opts.Identity)
 }
 
 // keep writes in when it differs from before (a renewal due, a new
