@@ -128,7 +128,7 @@ func (r *statusReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := helper.Patch(ctx, updated, patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(v1alpha1.ManagedByController)); err != nil {
+	if err := helper.Patch(ctx, updated, patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(v1alpha1.FieldManagerController)); err != nil {
 		switch {
 		case apierrors.IsConflict(err):
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil

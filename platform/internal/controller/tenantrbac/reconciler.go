@@ -30,10 +30,6 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
-// FieldOwner is the server-side apply field manager of the objects this
-// package writes.
-const FieldOwner = "cozystack-controller"
-
 // maxDepth bounds the walk up the parent labels (a cycle set by hand ends
 // there).
 const maxDepth = 64
@@ -285,7 +281,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	want := Objects(ns, append([]string{ns.Name}, ancestors...), installers, guests)
 	for _, obj := range want {
-		if err := r.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		if err := r.client.Patch(ctx, obj, client.Apply, client.FieldOwner(v1alpha1.FieldManagerController), client.ForceOwnership); err != nil {
 			return reconcile.Result{}, fmt.Errorf("apply %s %s in %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), ns.Name, err)
 		}
 	}
@@ -429,11 +425,11 @@ func (r *reconciler) deleteWritten(ctx context.Context, ns string, sel client.Ma
 
 // appliedHere says whether this package wrote o: the API server's record
 // of o's writers (metadata.managedFields) holds a server-side apply by
-// FieldOwner. The labels select what to look at; they decide nothing, so
+// v1alpha1.FieldManagerController. The labels select what to look at; they decide nothing, so
 // an object someone else labelled alike is never deleted.
 func appliedHere(o client.Object) bool {
 	for _, f := range o.GetManagedFields() {
-		if f.Manager == FieldOwner && f.Operation == metav1.ManagedFieldsOperationApply {
+		if f.Manager == v1alpha1.FieldManagerController && f.Operation == metav1.ManagedFieldsOperationApply {
 			return true
 		}
 	}
