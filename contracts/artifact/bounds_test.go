@@ -36,26 +36,44 @@ func boundedCatalog(comps, apps int) *artifact.Catalog {
 // bound (README.md, "Bounds").
 func TestValidateBounds(t *testing.T) {
 	for _, tc := range []struct {
-		name        string
-		comps, apps int
-		want        []string // "" for valid
+		name   string
+		reason string
+		comps  int
+		apps   int
+		want   []string // nil for valid
 	}{
-		{"at the bounds", artifact.MaxComponents, artifact.MaxApplications, nil},
-		{"one component too many", artifact.MaxComponents + 1, 1,
-			[]string{"variants[1].components[50]", `"c99"`, "is component name 101", "at most 100 distinct component names"}},
-		{"one application too many", 1, artifact.MaxApplications + 1,
-			[]string{"applications: Too many: 101", "at most 100 applications"}},
+		{
+			name:   "at the bounds",
+			reason: "the largest catalog allowed is valid: the bounds are inclusive",
+			comps:  artifact.MaxComponents,
+			apps:   artifact.MaxApplications,
+			want:   nil,
+		},
+		{
+			name:   "one component too many",
+			reason: "the refusal names the entry that crossed the bound, its name and the bound",
+			comps:  artifact.MaxComponents + 1,
+			apps:   1,
+			want:   []string{"variants[1].components[50]", `"c99"`, "is component name 101", "at most 100 distinct component names"},
+		},
+		{
+			name:   "one application too many",
+			reason: "applications are bounded apart from components, and the refusal says how many there are",
+			comps:  1,
+			apps:   artifact.MaxApplications + 1,
+			want:   []string{"applications: Too many: 101", "at most 100 applications"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := boundedCatalog(tc.comps, tc.apps).Validate()
 			if tc.want == nil {
 				if err != nil {
-					t.Fatal(err)
+					t.Fatalf("%v, want valid: %s", err, tc.reason)
 				}
 				return
 			}
 			if err == nil {
-				t.Fatal("valid, want a refusal")
+				t.Fatalf("valid, want a refusal: %s", tc.reason)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {

@@ -27,7 +27,7 @@ import (
 	"cozystack.io/contracts/artifact/build"
 	"cozystack.io/platform/applicationdefinitions"
 	"cozystack.io/platform/internal/apiserver/apiservertest"
-	"cozystack.io/platform/internal/controller/runner"
+	"cozystack.io/platform/internal/controller"
 	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/sdk/localcp"
 	"cozystack.io/sdk/testenv"
@@ -391,14 +391,14 @@ func waitProjected(t *testing.T, ctx context.Context, c client.Client, ns, name 
 }
 
 func startController(t *testing.T) {
-	o := runner.NewOptions()
+	o := controller.NewOptions()
 	o.LeaderElect = false
 	o.InstallCRDs = true
 	o.MetricsBindAddress = "0"
 	o.HealthProbeBindAddress = "0"
 	o.SkipNameValidation = true
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := runner.NewManager(ctx, env.Config, o)
+	mgr, err := controller.NewManager(ctx, env.Config, o)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -11,15 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/platform/internal/manifests"
 	backupsv1alpha1 "cozystack.io/sdk/backup/api/v1alpha1"
 )
 
 //go:embed *.yaml
 var files embed.FS
-
-// FieldOwner is the server-side apply field manager of Apply.
-const FieldOwner = "cozystack-controller"
 
 // PlatformServiceAccount is the user name of the platform's own
 // ServiceAccount, which policy.yaml exempts beside system:masters.
@@ -29,8 +27,10 @@ const PlatformServiceAccount = "system:serviceaccount:cozy-system:cozystack-cont
 // order.
 func Objects() ([]*unstructured.Unstructured, error) { return manifests.Decode(files) }
 
-// Apply server-side applies every object of Objects with c, taking
-// ownership of conflicting fields, then waits until the API server
+// Apply server-side applies every object of Objects with c as
+// cozystack-controller (v1alpha1.FieldManagerController, whichever binary
+// calls it: --install-crds applies them too), taking ownership of
+// conflicting fields, then waits until the API server
 // records a registration's writer (a dry-run create of a BackupDriver
 // comes back with the annotation): policies and a new CRD's schema take
 // effect a moment after they are written, and a registration created
@@ -43,7 +43,7 @@ func Apply(ctx context.Context, c client.Client) error {
 	if err != nil {
 		return err
 	}
-	if err := manifests.Apply(ctx, c, FieldOwner, objs); err != nil {
+	if err := manifests.Apply(ctx, c, v1alpha1.FieldManagerController, objs); err != nil {
 		return err
 	}
 	var last error

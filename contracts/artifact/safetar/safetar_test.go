@@ -86,38 +86,151 @@ func TestUnsafeArchivesAreRejected(t *testing.T) {
 		entry   string // the entry the error names
 		detail  string // a fragment of the message
 	}{
-		{name: "parent traversal", entries: []entry{file("../evil", "x")}, want: safetar.ErrPathTraversal, entry: "../evil"},
-		{name: "traversal inside a path", entries: []entry{file("chart/../../evil", "x")}, want: safetar.ErrPathTraversal, entry: "chart/../../evil"},
-		{name: "traversal that stays inside", entries: []entry{file("chart/templates/../values.yaml", "x")}, want: safetar.ErrPathTraversal},
-		{name: "absolute path", entries: []entry{file("/etc/cron.d/evil", "x")}, want: safetar.ErrAbsolutePath, entry: "/etc/cron.d/evil"},
-		{name: "windows drive path", entries: []entry{file("C:/evil", "x")}, want: safetar.ErrAbsolutePath},
-		{name: "backslash name", entries: []entry{file(`chart\..\..\evil`, "x")}, want: safetar.ErrInvalidName},
-		{name: "file as the root", entries: []entry{file(".", "x")}, want: safetar.ErrInvalidName},
-		{name: "symlink to an absolute path", entries: []entry{symlink("chart/passwd", "/etc/passwd")}, want: safetar.ErrLinkEscapes, detail: "/etc/passwd"},
-		{name: "symlink to the parent", entries: []entry{symlink("chart/up", "../../outside")}, want: safetar.ErrLinkEscapes, entry: "chart/up"},
-		{name: "symlink escaping through another symlink", entries: []entry{
-			symlink("here", "."), symlink("escape", "here/.."),
-		}, want: safetar.ErrLinkEscapes, entry: "escape"},
-		{name: "symlink loop", entries: []entry{symlink("a", "b"), symlink("b", "a")}, want: safetar.ErrLinkEscapes},
-		{name: "file written through a symlink", entries: []entry{
-			dir("sub/"), symlink("link", "sub"), file("link/f", "x"),
-		}, want: safetar.ErrThroughLink, entry: "link/f"},
-		{name: "symlink replacing a directory", entries: []entry{file("a/f", "x"), symlink("a", "/tmp")}, want: safetar.ErrLinkEscapes},
-		{name: "symlink over an earlier directory", entries: []entry{file("a/f", "x"), symlink("a", "b")}, want: safetar.ErrDuplicate, entry: "a"},
-		{name: "hard link to an absolute path", entries: []entry{hardlink("chart/shadow", "/etc/shadow")}, want: safetar.ErrLinkEscapes, detail: "/etc/shadow"},
-		{name: "hard link to the parent", entries: []entry{hardlink("chart/h", "../h")}, want: safetar.ErrLinkEscapes},
-		{name: "hard link to no earlier file", entries: []entry{hardlink("h", "later"), file("later", "x")}, want: safetar.ErrLinkEscapes},
-		{name: "character device", entries: []entry{{name: "dev/null", typeflag: tar.TypeChar}}, want: safetar.ErrSpecialFile, detail: "character device"},
-		{name: "block device", entries: []entry{{name: "sda", typeflag: tar.TypeBlock}}, want: safetar.ErrSpecialFile},
-		{name: "fifo", entries: []entry{{name: "pipe", typeflag: tar.TypeFifo}}, want: safetar.ErrSpecialFile},
-		{name: "duplicate file", entries: []entry{file("a", "1"), file("a", "2")}, want: safetar.ErrDuplicate},
-		{name: "file below a file", entries: []entry{file("a", "1"), file("a/b", "2")}, want: safetar.ErrDuplicate},
-		{name: "file over the size limit", entries: []entry{{name: "big", typeflag: tar.TypeReg, size: 11}}, limits: small, want: safetar.ErrFileTooLarge, entry: "big"},
-		{name: "files over the total limit", entries: []entry{
-			{name: "a", typeflag: tar.TypeReg, size: 10}, {name: "b", typeflag: tar.TypeReg, size: 6},
-		}, limits: small, want: safetar.ErrArchiveTooLarge, entry: "b"},
-		{name: "too many entries", entries: many(6), limits: small, want: safetar.ErrTooManyEntries},
-		{name: "gzip bomb over the default file limit", entries: []entry{{name: "zeros", typeflag: tar.TypeReg, size: 6 << 20}}, want: safetar.ErrFileTooLarge},
+		{
+			name:    "parent traversal",
+			entries: []entry{file("../evil", "x")},
+			want:    safetar.ErrPathTraversal,
+			entry:   "../evil",
+		},
+		{
+			name:    "traversal inside a path",
+			entries: []entry{file("chart/../../evil", "x")},
+			want:    safetar.ErrPathTraversal,
+			entry:   "chart/../../evil",
+		},
+		{
+			name:    "traversal that stays inside",
+			entries: []entry{file("chart/templates/../values.yaml", "x")},
+			want:    safetar.ErrPathTraversal,
+		},
+		{
+			name:    "absolute path",
+			entries: []entry{file("/etc/cron.d/evil", "x")},
+			want:    safetar.ErrAbsolutePath,
+			entry:   "/etc/cron.d/evil",
+		},
+		{
+			name:    "windows drive path",
+			entries: []entry{file("C:/evil", "x")},
+			want:    safetar.ErrAbsolutePath,
+		},
+		{
+			name:    "backslash name",
+			entries: []entry{file(`chart\..\..\evil`, "x")},
+			want:    safetar.ErrInvalidName,
+		},
+		{
+			name:    "file as the root",
+			entries: []entry{file(".", "x")},
+			want:    safetar.ErrInvalidName,
+		},
+		{
+			name:    "symlink to an absolute path",
+			entries: []entry{symlink("chart/passwd", "/etc/passwd")},
+			want:    safetar.ErrLinkEscapes,
+			detail:  "/etc/passwd",
+		},
+		{
+			name:    "symlink to the parent",
+			entries: []entry{symlink("chart/up", "../../outside")},
+			want:    safetar.ErrLinkEscapes,
+			entry:   "chart/up",
+		},
+		{
+			name:    "symlink escaping through another symlink",
+			entries: []entry{symlink("here", "."), symlink("escape", "here/..")},
+			want:    safetar.ErrLinkEscapes,
+			entry:   "escape",
+		},
+		{
+			name:    "symlink loop",
+			entries: []entry{symlink("a", "b"), symlink("b", "a")},
+			want:    safetar.ErrLinkEscapes,
+		},
+		{
+			name:    "file written through a symlink",
+			entries: []entry{dir("sub/"), symlink("link", "sub"), file("link/f", "x")},
+			want:    safetar.ErrThroughLink,
+			entry:   "link/f",
+		},
+		{
+			name:    "symlink replacing a directory",
+			entries: []entry{file("a/f", "x"), symlink("a", "/tmp")},
+			want:    safetar.ErrLinkEscapes,
+		},
+		{
+			name:    "symlink over an earlier directory",
+			entries: []entry{file("a/f", "x"), symlink("a", "b")},
+			want:    safetar.ErrDuplicate,
+			entry:   "a",
+		},
+		{
+			name:    "hard link to an absolute path",
+			entries: []entry{hardlink("chart/shadow", "/etc/shadow")},
+			want:    safetar.ErrLinkEscapes,
+			detail:  "/etc/shadow",
+		},
+		{
+			name:    "hard link to the parent",
+			entries: []entry{hardlink("chart/h", "../h")},
+			want:    safetar.ErrLinkEscapes,
+		},
+		{
+			name:    "hard link to no earlier file",
+			entries: []entry{hardlink("h", "later"), file("later", "x")},
+			want:    safetar.ErrLinkEscapes,
+		},
+		{
+			name:    "character device",
+			entries: []entry{{name: "dev/null", typeflag: tar.TypeChar}},
+			want:    safetar.ErrSpecialFile,
+			detail:  "character device",
+		},
+		{
+			name:    "block device",
+			entries: []entry{{name: "sda", typeflag: tar.TypeBlock}},
+			want:    safetar.ErrSpecialFile,
+		},
+		{
+			name:    "fifo",
+			entries: []entry{{name: "pipe", typeflag: tar.TypeFifo}},
+			want:    safetar.ErrSpecialFile,
+		},
+		{
+			name:    "duplicate file",
+			entries: []entry{file("a", "1"), file("a", "2")},
+			want:    safetar.ErrDuplicate,
+		},
+		{
+			name:    "file below a file",
+			entries: []entry{file("a", "1"), file("a/b", "2")},
+			want:    safetar.ErrDuplicate,
+		},
+		{
+			name:    "file over the size limit",
+			entries: []entry{{name: "big", typeflag: tar.TypeReg, size: 11}},
+			limits:  small,
+			want:    safetar.ErrFileTooLarge,
+			entry:   "big",
+		},
+		{
+			name:    "files over the total limit",
+			entries: []entry{{name: "a", typeflag: tar.TypeReg, size: 10}, {name: "b", typeflag: tar.TypeReg, size: 6}},
+			limits:  small,
+			want:    safetar.ErrArchiveTooLarge,
+			entry:   "b",
+		},
+		{
+			name:    "too many entries",
+			entries: many(6),
+			limits:  small,
+			want:    safetar.ErrTooManyEntries,
+		},
+		{
+			name:    "gzip bomb over the default file limit",
+			entries: []entry{{name: "zeros", typeflag: tar.TypeReg, size: 6 << 20}},
+			want:    safetar.ErrFileTooLarge,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := archive(t, tc.entries...)

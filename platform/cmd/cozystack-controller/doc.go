@@ -13,7 +13,7 @@
 // cozystack.io/platform/internal/backup/jobdriver; contract
 // contracts/schemas/v1alpha1/k7-backup-driver.md). --controllers picks
 // some of them. Its options are package
-// cozystack.io/platform/internal/controller/runner's.
+// cozystack.io/platform/internal/controller's.
 //
 // Its command line is package cozystack.io/platform/internal/command's:
 // exit status 0 on a clean stop, 1 on an error, 2 on a usage error

@@ -44,7 +44,7 @@ func TestLegacySecretRejectsUnknown(t *testing.T) {
 	}
 }
 
-// --controllers takes names of runner.Controllers only, and defaults to
+// --controllers takes names of controller.Controllers only, and defaults to
 // all of them.
 func TestControllersFlag(t *testing.T) {
 	if got := newCommand().Flags().Lookup("controllers").DefValue; got != "clustervalues,tenantrbac,backup-core,backup-job-driver,tenantquota" {

@@ -23,10 +23,13 @@ import (
 	"k8s.io/klog/v2"
 
 	"cozystack.io/platform/internal/apiserver/appkinds"
+	"cozystack.io/platform/internal/registry/application"
 )
 
-// StorageFactory builds the REST storage of one kind.
-type StorageFactory func(*appkinds.Kind) rest.Storage
+// StorageFactory builds the REST storage of one kind on the server's way
+// to its HelmReleases (the Backend): application.NewREST for cozystack-api,
+// a wrapper of it for a benchmark's floor (package benchfloor).
+type StorageFactory func(*appkinds.Kind, application.Backend) rest.Storage
 
 // Applications serves the dynamic group apps.cozystack.io/v1alpha1 the way
 // apiextensions-apiserver serves custom resources: one HTTP handler for the
@@ -36,6 +39,7 @@ type StorageFactory func(*appkinds.Kind) rest.Storage
 // answering while one is added or removed.
 type Applications struct {
 	newStorage StorageFactory
+	backend    application.Backend
 	template   genericapi.APIGroupVersion
 	groups     discovery.GroupManager
 	aggregated discoveryendpoint.ResourceManager
@@ -54,9 +58,12 @@ type servedStorage struct {
 	storage rest.Storage
 }
 
-// ApplicationsConfig is what the routes need from the generic server.
+// ApplicationsConfig is what the routes need: the kinds' storage and the
+// generic server's parts.
 type ApplicationsConfig struct {
+	// NewStorage builds a kind's storage on Backend.
 	NewStorage                 StorageFactory
+	Backend                    application.Backend
 	Authorizer                 authorizer.Authorizer
 	Admission                  admission.Interface
 	EquivalentResourceRegistry runtime.EquivalentResourceRegistry
@@ -76,6 +83,7 @@ func NewApplications(cfg ApplicationsConfig) *Applications {
 	ns := newNegotiatedSerializer()
 	a := &Applications{
 		newStorage: cfg.NewStorage,
+		backend:    cfg.Backend,
 		groups:     cfg.Groups,
 		aggregated: cfg.Aggregated,
 		template: genericapi.APIGroupVersion{
@@ -130,7 +138,7 @@ func (a *Applications) Update(set *appkinds.Set) error {
 		version := fmt.Sprintf("%s/%d", k.UID, k.Generation)
 		s, ok := a.storages[k.Plural]
 		if !ok || s.version != version {
-			s = servedStorage{version: version, storage: a.newStorage(k)}
+			s = servedStorage{version: version, storage: a.newStorage(k, a.backend)}
 		}
 		storages[k.Plural] = s
 		byPlural[k.Plural] = s.storage

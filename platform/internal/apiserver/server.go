@@ -141,12 +141,9 @@ type Server struct {
 	sharedInformers informers.SharedInformerFactory
 }
 
-// NewStorage makes the storage of a kind from the server's way to its
-// HelmReleases.
-type NewStorage func(*appkinds.Kind, application.Backend) rest.Storage
-
-// New builds the server.
-func New(o *Options, newStorage NewStorage) (*Server, error) {
+// New builds the server; newStorage builds the storage of each kind it
+// serves (StorageFactory).
+func New(o *Options, newStorage StorageFactory) (*Server, error) {
 	o.Kubeconfig = o.BackendKubeconfig()
 	backend, err := backendConfig(o.Kubeconfig)
 	if err != nil {
@@ -218,7 +215,8 @@ func New(o *Options, newStorage NewStorage) (*Server, error) {
 	}
 
 	apps := NewApplications(ApplicationsConfig{
-		NewStorage:                 func(k *appkinds.Kind) rest.Storage { return newStorage(k, storageBackend) },
+		NewStorage:                 newStorage,
+		Backend:                    storageBackend,
 		Authorizer:                 cfg.Authorization.Authorizer,
 		Admission:                  cfg.AdmissionControl,
 		EquivalentResourceRegistry: generic.EquivalentResourceRegistry,

@@ -77,20 +77,52 @@ func normalizeInts(v any) any {
 
 func TestCompileErrors(t *testing.T) {
 	for _, tc := range []struct {
-		name, doc string
-		syntax    bool
-		want      string
+		name   string
+		reason string
+		doc    string
+		syntax bool
+		want   string
 	}{
-		{"invalid json", `{"type": "object",`, true, "is not valid JSON"},
-		{"not an object", `["a"]`, true, "not a JSON object"},
-		{"trailing data", `{} {}`, true, "trailing data"},
-		{"bad type", `{"type": "objekt"}`, false, "does not compile"},
-		{"bad regexp", `{"type": "object", "properties": {"a": {"type": "string", "pattern": "(("}}}`, false, "does not compile"},
+		{
+			name:   "invalid json",
+			reason: "a cut-off document is the author's JSON to fix, told apart from a schema error",
+			doc:    `{"type": "object",`,
+			syntax: true,
+			want:   "is not valid JSON",
+		},
+		{
+			name:   "not an object",
+			reason: "a schema is a JSON object; an array is refused before compiling",
+			doc:    `["a"]`,
+			syntax: true,
+			want:   "not a JSON object",
+		},
+		{
+			name:   "trailing data",
+			reason: "a second document after the first is not silently dropped",
+			doc:    `{} {}`,
+			syntax: true,
+			want:   "trailing data",
+		},
+		{
+			name:   "bad type",
+			reason: "valid JSON that is no valid schema is a compile error, not a syntax one",
+			doc:    `{"type": "objekt"}`,
+			syntax: false,
+			want:   "does not compile",
+		},
+		{
+			name:   "bad regexp",
+			reason: "a pattern that is no regular expression is found when the AD is compiled, not on the first application",
+			doc:    `{"type": "object", "properties": {"a": {"type": "string", "pattern": "(("}}}`,
+			syntax: false,
+			want:   "does not compile",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Compile(tc.doc)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Compile error = %v, want it to contain %q", err, tc.want)
+				t.Fatalf("Compile error = %v, want it to contain %q (%s)", err, tc.want, tc.reason)
 			}
 			var se *SyntaxError
 			if errors.As(err, &se) != tc.syntax {
@@ -123,22 +155,58 @@ databases: [{name: db1, owner: app}]
 func TestValidate(t *testing.T) {
 	s := mustCompile(t, testSchema)
 	for _, tc := range []struct {
-		name string
-		spec string
-		want []string
+		name   string
+		reason string
+		spec   string
+		want   []string
 	}{
-		{"valid", `{replicas: 3, resources: {cpu: 2}}`, nil},
-		{"int or string", `{resources: {cpu: "500m"}}`, nil},
-		{"wrong type", `{replicas: "three"}`, []string{"spec.replicas"}},
-		{"minimum", `{replicas: 0}`, []string{"spec.replicas"}},
-		{"enum", `{version: v9}`, []string{`spec.version: Unsupported value: "v9": supported values: "v16", "v17"`}},
-		{"required in array item", `{databases: [{owner: x}]}`, []string{"spec.databases[0].name: Required value"}},
-		{"two errors", `{replicas: 0, size: 5}`, []string{"spec.replicas", "spec.size"}},
+		{
+			name:   "valid",
+			reason: "a spec the schema allows has no errors",
+			spec:   `{replicas: 3, resources: {cpu: 2}}`,
+			want:   nil,
+		},
+		{
+			name:   "int or string",
+			reason: "anyOf of integer and string takes a quantity string as well as a number",
+			spec:   `{resources: {cpu: "500m"}}`,
+			want:   nil,
+		},
+		{
+			name:   "wrong type",
+			reason: "an error names the field by its path under spec",
+			spec:   `{replicas: "three"}`,
+			want:   []string{"spec.replicas"},
+		},
+		{
+			name:   "minimum",
+			reason: "bounds are checked, not only types",
+			spec:   `{replicas: 0}`,
+			want:   []string{"spec.replicas"},
+		},
+		{
+			name:   "enum",
+			reason: "an enum refusal lists the values that would be accepted",
+			spec:   `{version: v9}`,
+			want:   []string{`spec.version: Unsupported value: "v9": supported values: "v16", "v17"`},
+		},
+		{
+			name:   "required in array item",
+			reason: "required fields inside array items are checked, with the item's index in the path",
+			spec:   `{databases: [{owner: x}]}`,
+			want:   []string{"spec.databases[0].name: Required value"},
+		},
+		{
+			name:   "two errors",
+			reason: "every error is reported at once, in order, so one round of fixes is enough",
+			spec:   `{replicas: 0, size: 5}`,
+			want:   []string{"spec.replicas", "spec.size"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := s.Validate(obj(t, tc.spec))
 			if len(errs) != len(tc.want) {
-				t.Fatalf("got %d errors %v, want %d (%v)", len(errs), errs, len(tc.want), tc.want)
+				t.Fatalf("got %d errors %v, want %d (%v): %s", len(errs), errs, len(tc.want), tc.want, tc.reason)
 			}
 			for i, w := range tc.want {
 				if !strings.HasPrefix(errs[i].Error(), w) {

@@ -12,6 +12,25 @@ const (
 	ManagedByOperator = "cozystack-operator"
 )
 
+// The field managers (metadata.managedFields) of the platform's two
+// controller processes: every server-side apply and named patch of
+// cozystack-controller (tenantaccess, backupaccess, tenantrbac, the K2
+// projection's ClusterValues status) and of cozystack-operator (the AD
+// installer, the Package, PackageSource and ExternalArtifact status) is
+// made as one of them. They spell like the ManagedBy label values but do
+// another job: the label selects what to look at, the field manager is
+// what an apply owns (tenantrbac deletes only what it applied as
+// FieldManagerController). Writers with an identity of their own declare
+// it where they write: cozystack-api's (platform/internal/registry/application,
+// FieldManager and SettingsFieldManager), the tenant quota tree's
+// (platform/internal/controller/tenantquota), the backup core's and
+// drivers' (cozystack.io/sdk/backup/api/v1alpha1, contract K7 "Field
+// managers"). The values are on live objects: they never change.
+const (
+	FieldManagerController = "cozystack-controller"
+	FieldManagerOperator   = "cozystack-operator"
+)
+
 // Labels cozystack-api sets on the HelmRelease of every application
 // (contract K1, schemas/v1alpha1/k1-application.md): the application's
 // kind, its API group and its name. The storage selects a kind's

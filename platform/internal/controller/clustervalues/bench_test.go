@@ -31,7 +31,7 @@ const benchNamespaces = 1000
 func BenchmarkProjection1000(b *testing.B) {
 	need(b)
 	pid, metricsAddr := controllerProcess(b)
-	ctl := &controller{metrics: metricsAddr}
+	ctl := &instance{metrics: metricsAddr}
 	ctx := context.Background()
 
 	// The CRD is installed by the process; retry until it is served.

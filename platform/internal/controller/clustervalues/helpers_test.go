@@ -30,7 +30,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/schemas"
-	"cozystack.io/platform/internal/controller/runner"
+	"cozystack.io/platform/internal/controller"
 	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/sdk/testenv"
 )
@@ -63,8 +63,8 @@ func need(t testing.TB) {
 	}
 }
 
-// controller is one in-process cozystack-controller.
-type controller struct {
+// instance is one in-process cozystack-controller.
+type instance struct {
 	mgr     manager.Manager
 	metrics string // host:port of /metrics
 	cancel  context.CancelFunc
@@ -74,9 +74,9 @@ type controller struct {
 // startController runs cozystack-controller's manager (as the command
 // builds it, with --install-crds) until stop or the end of the test.
 // Leader election is off unless configure turns it on.
-func startController(t *testing.T, configure func(*runner.Options)) *controller {
+func startController(t *testing.T, configure func(*controller.Options)) *instance {
 	t.Helper()
-	o := runner.NewOptions()
+	o := controller.NewOptions()
 	o.LeaderElect = false
 	o.InstallCRDs = true
 	o.MetricsBindAddress = freeAddr(t)
@@ -87,19 +87,19 @@ func startController(t *testing.T, configure func(*runner.Options)) *controller 
 		configure(o)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := runner.NewManager(ctx, env.Config, o)
+	mgr, err := controller.NewManager(ctx, env.Config, o)
 	if err != nil {
 		cancel()
 		t.Fatalf("build the manager: %v", err)
 	}
-	ctl := &controller{mgr: mgr, metrics: o.MetricsBindAddress, cancel: cancel, done: make(chan error, 1)}
+	ctl := &instance{mgr: mgr, metrics: o.MetricsBindAddress, cancel: cancel, done: make(chan error, 1)}
 	go func() { ctl.done <- mgr.Start(ctx) }()
 	t.Cleanup(func() { ctl.stop(t) })
 	return ctl
 }
 
 // stop stops the manager and waits for it (idempotent).
-func (ctl *controller) stop(t *testing.T) {
+func (ctl *instance) stop(t *testing.T) {
 	t.Helper()
 	if ctl.cancel == nil {
 		return
@@ -383,7 +383,7 @@ func scrape(addr string) (map[string]float64, error) {
 
 // metricsAre checks the given series' values on the controller's
 // endpoint.
-func (ctl *controller) metricsAre(want map[string]float64) error {
+func (ctl *instance) metricsAre(want map[string]float64) error {
 	got, err := ctl.scrapeK2()
 	if err != nil {
 		return err
@@ -400,7 +400,7 @@ func (ctl *controller) metricsAre(want map[string]float64) error {
 	return nil
 }
 
-func (ctl *controller) scrapeK2() (map[string]float64, error) {
+func (ctl *instance) scrapeK2() (map[string]float64, error) {
 	all, err := scrape(ctl.metrics)
 	if err != nil {
 		return nil, err
@@ -415,7 +415,7 @@ func (ctl *controller) scrapeK2() (map[string]float64, error) {
 }
 
 // writes is the total of the writes counter of kind.
-func (ctl *controller) writes(t testing.TB, kind string) float64 {
+func (ctl *instance) writes(t testing.TB, kind string) float64 {
 	t.Helper()
 	m, err := ctl.scrapeK2()
 	if err != nil {

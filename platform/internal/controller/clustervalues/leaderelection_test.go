@@ -7,7 +7,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"cozystack.io/platform/internal/controller/runner"
+	"cozystack.io/platform/internal/controller"
 )
 
 // TestLeaderElection: of two replicas only the Lease holder reconciles;
@@ -15,7 +15,7 @@ import (
 func TestLeaderElection(t *testing.T) {
 	need(t)
 	const id = "cozystack-controller-test.cozystack.io"
-	elect := func(o *runner.Options) {
+	elect := func(o *controller.Options) {
 		o.LeaderElect = true
 		o.LeaderElectionID = id
 		o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 2*time.Second, time.Second, 200*time.Millisecond
@@ -58,7 +58,7 @@ func TestLeaderElection(t *testing.T) {
 	}
 }
 
-func waitElected(t *testing.T, ctl *controller, who string) {
+func waitElected(t *testing.T, ctl *instance, who string) {
 	t.Helper()
 	select {
 	case <-ctl.mgr.Elected():

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
+	"cozystack.io/platform/internal/controller"
 	"cozystack.io/platform/internal/controller/clustervalues"
-	"cozystack.io/platform/internal/controller/runner"
 	"cozystack.io/sdk/localcp"
 )
 
@@ -41,7 +41,7 @@ data:
 // after the dual write was turned off). See k2-migration.md.
 func TestLegacySecretMigration(t *testing.T) {
 	need(t)
-	write := func(o *runner.Options) { o.Projection.LegacySecret = clustervalues.LegacySecretWrite }
+	write := func(o *controller.Options) { o.Projection.LegacySecret = clustervalues.LegacySecretWrite }
 	ctl := startController(t, write)
 	ctx := testContext(t)
 	createClusterValues(t, spec())

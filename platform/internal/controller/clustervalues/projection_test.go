@@ -18,7 +18,7 @@ import (
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/crds"
-	"cozystack.io/platform/internal/controller/runner"
+	"cozystack.io/platform/internal/controller"
 	"cozystack.io/sdk/localcp"
 )
 
@@ -29,7 +29,7 @@ import (
 func TestProjectsIntoTenantNamespaces(t *testing.T) {
 	need(t)
 	var probes string
-	ctl := startController(t, func(o *runner.Options) {
+	ctl := startController(t, func(o *controller.Options) {
 		probes = freeAddr(t)
 		o.HealthProbeBindAddress = probes
 	})

@@ -163,7 +163,7 @@ func (r *statusReconciler) writeStatus(ctx context.Context, cv, updated *v1alpha
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := helper.Patch(ctx, updated, patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(v1alpha1.ManagedByController)); err != nil {
+	if err := helper.Patch(ctx, updated, patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(v1alpha1.FieldManagerController)); err != nil {
 		switch {
 		case apierrors.IsConflict(err):
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
-	"cozystack.io/platform/internal/controller/runner"
+	"cozystack.io/platform/internal/controller"
 	"cozystack.io/platform/internal/controller/tenantquota"
 	"cozystack.io/platform/internal/controllermanager"
 	"cozystack.io/platform/internal/quotatree"
@@ -35,15 +35,15 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{}, &env)) 
 // controller until the end of the test.
 func startController(t *testing.T) {
 	t.Helper()
-	o := runner.NewOptions()
-	o.Controllers = []string{runner.ControllerTenantQuota}
+	o := controller.NewOptions()
+	o.Controllers = []string{controller.ControllerTenantQuota}
 	o.LeaderElect = false
 	o.InstallCRDs = true
 	o.MetricsBindAddress = "0"
 	o.HealthProbeBindAddress = "0"
 	o.SkipNameValidation = true
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := runner.NewManager(ctx, env.Config, o)
+	mgr, err := controller.NewManager(ctx, env.Config, o)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

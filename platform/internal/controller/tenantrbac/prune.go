@@ -98,11 +98,11 @@ func (r *reconciler) deleteWritten(ctx context.Context, ns string, sel client.Ma
 
 // appliedHere says whether this package wrote o: the API server's record
 // of o's writers (metadata.managedFields) holds a server-side apply by
-// FieldOwner. The labels select what to look at; they decide nothing, so
+// v1alpha1.FieldManagerController. The labels select what to look at; they decide nothing, so
 // an object someone else labelled alike is never deleted.
 func appliedHere(o client.Object) bool {
 	for _, f := range o.GetManagedFields() {
-		if f.Manager == FieldOwner && f.Operation == metav1.ManagedFieldsOperationApply {
+		if f.Manager == v1alpha1.FieldManagerController && f.Operation == metav1.ManagedFieldsOperationApply {
 			return true
 		}
 	}

@@ -24,10 +24,6 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
-// FieldOwner is the server-side apply field manager of the objects this
-// package writes.
-const FieldOwner = "cozystack-controller"
-
 // maxDepth bounds the walk up the parent labels (a cycle set by hand ends
 // there).
 const maxDepth = 64
@@ -192,7 +188,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	want := Objects(ns, append([]string{ns.Name}, ancestors...), installers, guests)
 	for _, obj := range want {
-		if err := r.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		if err := r.client.Patch(ctx, obj, client.Apply, client.FieldOwner(v1alpha1.FieldManagerController), client.ForceOwnership); err != nil {
 			return reconcile.Result{}, fmt.Errorf("apply %s %s in %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), ns.Name, err)
 		}
 	}

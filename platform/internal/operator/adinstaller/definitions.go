@@ -20,9 +20,6 @@ import (
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 )
 
-// FieldManager is the server-side apply field manager of the objects.
-const FieldManager = "cozystack-operator"
-
 // InstalledKinds are the kinds a definitions layer may hold, in the order they are
 // applied (an AD before the policy that matches its resource, a policy
 // before its binding) and deleted in reverse.
@@ -91,7 +88,7 @@ func Install(ctx context.Context, c client.Client, source string, objs []*unstru
 	for _, o := range ordered {
 		obj := owned(o, source)
 		obj.SetOwnerReferences(ownersOf(obj, applied))
-		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner(v1alpha1.FieldManagerOperator), client.ForceOwnership); err != nil {
 			errs = append(errs, fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err))
 			continue
 		}

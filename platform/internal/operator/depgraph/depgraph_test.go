@@ -8,22 +8,67 @@ import (
 func TestCycle(t *testing.T) {
 	tests := []struct {
 		name   string
+		reason string
 		edges  map[string][]string
 		starts []string
 		want   []string
 	}{
-		{"no edges", map[string][]string{"a": nil}, []string{"a"}, nil},
-		{"chain", map[string][]string{"a": {"b"}, "b": {"c"}}, []string{"a"}, nil},
-		{"diamond is not a cycle", map[string][]string{"a": {"b", "c"}, "b": {"d"}, "c": {"d"}}, []string{"a"}, nil},
-		{"self", map[string][]string{"a": {"a"}}, []string{"a"}, []string{"a", "a"}},
-		{"components", map[string][]string{"p/web": {"p/db"}, "p/db": {"p/web"}}, []string{"p/web"},
-			[]string{"p/web", "p/db", "p/web"}},
-		{"across packages", map[string][]string{
-			"a/x": {"b/y"}, "b/y": {"c/z"}, "c/z": {"a/x"},
-		}, []string{"a/x"}, []string{"a/x", "b/y", "c/z", "a/x"}},
-		{"cycle not reachable from start", map[string][]string{"a": {"b"}, "c": {"d"}, "d": {"c"}}, []string{"a"}, nil},
-		{"reachable cycle behind a dependency", map[string][]string{"a": {"b"}, "b": {"c"}, "c": {"b"}}, []string{"a"},
-			[]string{"b", "c", "b"}},
+		{
+			name:   "no edges",
+			reason: "a component depending on nothing is no cycle",
+			edges:  map[string][]string{"a": nil},
+			starts: []string{"a"},
+			want:   nil,
+		},
+		{
+			name:   "chain",
+			reason: "dependencies in a line end somewhere",
+			edges:  map[string][]string{"a": {"b"}, "b": {"c"}},
+			starts: []string{"a"},
+			want:   nil,
+		},
+		{
+			name:   "diamond is not a cycle",
+			reason: "a node reached twice by two paths is shared, not a loop",
+			edges:  map[string][]string{"a": {"b", "c"}, "b": {"d"}, "c": {"d"}},
+			starts: []string{"a"},
+			want:   nil,
+		},
+		{
+			name:   "self",
+			reason: "a component depending on itself is the shortest cycle",
+			edges:  map[string][]string{"a": {"a"}},
+			starts: []string{"a"},
+			want:   []string{"a", "a"},
+		},
+		{
+			name:   "components",
+			reason: "two components of one package depending on each other never become ready",
+			edges:  map[string][]string{"p/web": {"p/db"}, "p/db": {"p/web"}},
+			starts: []string{"p/web"},
+			want:   []string{"p/web", "p/db", "p/web"},
+		},
+		{
+			name:   "across packages",
+			reason: "a cycle through other packages' components is found and named in order",
+			edges:  map[string][]string{"a/x": {"b/y"}, "b/y": {"c/z"}, "c/z": {"a/x"}},
+			starts: []string{"a/x"},
+			want:   []string{"a/x", "b/y", "c/z", "a/x"},
+		},
+		{
+			name:   "cycle not reachable from start",
+			reason: "another package's cycle does not block the one being installed",
+			edges:  map[string][]string{"a": {"b"}, "c": {"d"}, "d": {"c"}},
+			starts: []string{"a"},
+			want:   nil,
+		},
+		{
+			name:   "reachable cycle behind a dependency",
+			reason: "a cycle the start depends on blocks it, and is named from where it begins",
+			edges:  map[string][]string{"a": {"b"}, "b": {"c"}, "c": {"b"}},
+			starts: []string{"a"},
+			want:   []string{"b", "c", "b"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -33,7 +78,7 @@ func TestCycle(t *testing.T) {
 			}
 			got := g.Cycle(tt.starts...)
 			if !slices.Equal(got, tt.want) {
-				t.Errorf("Cycle = %v, want %v", got, tt.want)
+				t.Errorf("Cycle = %v, want %v (%s)", got, tt.want, tt.reason)
 			}
 		})
 	}

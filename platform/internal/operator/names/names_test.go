@@ -15,19 +15,71 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 func TestHelmReleaseNames(t *testing.T) {
 	long := strings.Repeat("a", 253)
 	tests := []struct {
-		pkg, component string
-		wantPrefix     string
+		pkg        string
+		component  string
+		wantPrefix string
+		reason     string
 	}{
-		{"acme.web", "frontend", "acme-web-frontend--"},
-		{"acme-web", "frontend", "acme-web-frontend--"},
-		{"acme", "web-frontend", "acme-web-frontend--"},
-		{"acme-web-frontend", "x", "acme-web-frontend-x--"},
-		{"demo", "echo", "demo-echo--"},
-		{long, "echo", strings.Repeat("a", MaxReleaseName-len(ReleaseMarker)-hashLen) + "--"},
-		{long + "b", "echo", strings.Repeat("a", MaxReleaseName-len(ReleaseMarker)-hashLen) + "--"},
-		{"a.b.c.d", "e", "a-b-c-d-e--"},
-		{"0", "1", "0-1--"},
-		{"a-", "-b", "a---b--"},
+		{
+			pkg:        "acme.web",
+			component:  "frontend",
+			wantPrefix: "acme-web-frontend--",
+			reason:     "\".\" becomes \"-\" in the readable part; the hash keeps it apart from acme-web",
+		},
+		{
+			pkg:        "acme-web",
+			component:  "frontend",
+			wantPrefix: "acme-web-frontend--",
+			reason:     "the other half of the pair the system we follow collapses to one name",
+		},
+		{
+			pkg:        "acme",
+			component:  "web-frontend",
+			wantPrefix: "acme-web-frontend--",
+			reason:     "the package/component split moved: same readable part, another name",
+		},
+		{
+			pkg:        "acme-web-frontend",
+			component:  "x",
+			wantPrefix: "acme-web-frontend-x--",
+			reason:     "a package named like another pair's readable part",
+		},
+		{
+			pkg:        "demo",
+			component:  "echo",
+			wantPrefix: "demo-echo--",
+			reason:     "an ordinary name reads as package-component",
+		},
+		{
+			pkg:        long,
+			component:  "echo",
+			wantPrefix: strings.Repeat("a", MaxReleaseName-len(ReleaseMarker)-hashLen) + "--",
+			reason:     "a 253-character package is cut to fit Helm's 53",
+		},
+		{
+			pkg:        long + "b",
+			component:  "echo",
+			wantPrefix: strings.Repeat("a", MaxReleaseName-len(ReleaseMarker)-hashLen) + "--",
+			reason:     "two long names cut to the same prefix still differ by their hash",
+		},
+		{
+			pkg:        "a.b.c.d",
+			component:  "e",
+			wantPrefix: "a-b-c-d-e--",
+			reason:     "every \".\" is replaced, so no name is a subdomain",
+		},
+		{
+			pkg:        "0",
+			component:  "1",
+			wantPrefix: "0-1--",
+			reason:     "digits alone still make a DNS label",
+		},
+		{
+			pkg:        "a-",
+			component:  "-b",
+			wantPrefix: "a---b--",
+			reason:     "hyphens at the join are kept, and the hash still ends the name",
+		},
 	}
 	seen := map[string]string{}
 	for _, tt := range tests {
@@ -40,7 +92,7 @@ func TestHelmReleaseNames(t *testing.T) {
 			t.Errorf("HelmRelease(%q, %q) = %q: not a DNS-1123 label", tt.pkg, tt.component, got)
 		}
 		if !strings.HasPrefix(got, tt.wantPrefix) {
-			t.Errorf("HelmRelease(%q, %q) = %q, want prefix %q", tt.pkg, tt.component, got, tt.wantPrefix)
+			t.Errorf("HelmRelease(%q, %q) = %q, want prefix %q (%s)", tt.pkg, tt.component, got, tt.wantPrefix, tt.reason)
 		}
 		if other, dup := seen[got]; dup {
 			t.Errorf("HelmRelease(%s) = HelmRelease(%s) = %q: names collide", key, other, got)
@@ -96,41 +148,158 @@ func TestStoreTagsAreDistinct(t *testing.T) {
 // HelmRelease name.
 func TestReservedRelease(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		want bool
+		name   string
+		want   bool
+		reason string
 	}{
-		{"demo-echo--0123456789", true},
-		{"demo-echo--abcdef0123", true},
-		{"x--0123456789", true},
-		{"--0123456789", true},
-		{"a---0123456789", true},                  // the last "--" counts
-		{"demo-echo--0123456789-installer", true}, // derived names
-		{"demo-echo--0123456789-catalog-values", true},
-		{"pg-mine--0123456789-x", true},
-		{"a--zzzz--0123456789", true},
-		{"", false},
-		{"postgres", false},
-		{"db-0123456789", false},    // one hyphen: an ordinary name, e.g. a timestamp
-		{"test-1733097600", false},  // a Unix time
-		{"a--012345678", false},     // 9 digits
-		{"a--0123456789a", false},   // 11
-		{"a--0123456789b-x", false}, // 11, then "-"
-		{"a--0123456789x", false},   // followed by a letter other than "-"
-		{"a--012345678g", false},    // not hex
-		{"a--ABCDEF0123", false},    // not lowercase (and not a DNS label)
-		{"a--0123456789.x", false},  // followed by "." (a subdomain, not a release)
-		{"xn--bcher-kva", false},    // punycode
-		{"my--app", false},          // a double hyphen alone
-		{"web--2024-01-01", false},  // a date
-		{"a-b--0123456789", true},   // prefix "a-", name "b--0123456789"
-		{"a--0123456789--", true},   // still holds the marked hash
-		{"a--0123-456789ab", false}, // the digits must be contiguous
-		{"a--abcdefabcd", true},     // all letters
-		{"a-abcdefabcd", false},     // one hyphen
-		{"a" + strings.Repeat("-", 12), false},
+		{
+			name:   "demo-echo--0123456789",
+			want:   true,
+			reason: "a component's HelmRelease: readable part, \"--\", 10 hex digits",
+		},
+		{
+			name:   "demo-echo--abcdef0123",
+			want:   true,
+			reason: "the hash is hex, letters included",
+		},
+		{
+			name:   "x--0123456789",
+			want:   true,
+			reason: "a one-letter readable part",
+		},
+		{
+			name:   "--0123456789",
+			want:   true,
+			reason: "an empty readable part still marks a component's name",
+		},
+		{
+			name:   "a---0123456789",
+			want:   true,
+			reason: "the last \"--\" before the digits counts",
+		},
+		{
+			name:   "demo-echo--0123456789-installer",
+			want:   true,
+			reason: "the component's installer ServiceAccount name, derived from its release",
+		},
+		{
+			name:   "demo-echo--0123456789-catalog-values",
+			want:   true,
+			reason: "the component's catalog values ConfigMap name",
+		},
+		{
+			name:   "pg-mine--0123456789-x",
+			want:   true,
+			reason: "any name a chart derives from the release with \"-\"",
+		},
+		{
+			name:   "a--zzzz--0123456789",
+			want:   true,
+			reason: "an earlier \"--\" not followed by a hash does not hide a later one",
+		},
+		{
+			name:   "",
+			want:   false,
+			reason: "no name is no release",
+		},
+		{
+			name:   "postgres",
+			want:   false,
+			reason: "an ordinary application name",
+		},
+		{
+			name:   "db-0123456789",
+			want:   false,
+			reason: "one hyphen: an ordinary name, e.g. with a timestamp",
+		},
+		{
+			name:   "test-1733097600",
+			want:   false,
+			reason: "a Unix time after one hyphen",
+		},
+		{
+			name:   "a--012345678",
+			want:   false,
+			reason: "9 digits are not a hash",
+		},
+		{
+			name:   "a--0123456789a",
+			want:   false,
+			reason: "11 hex digits are not a hash",
+		},
+		{
+			name:   "a--0123456789b-x",
+			want:   false,
+			reason: "11 hex digits, then \"-\"",
+		},
+		{
+			name:   "a--0123456789x",
+			want:   false,
+			reason: "the hash followed by a letter other than \"-\"",
+		},
+		{
+			name:   "a--012345678g",
+			want:   false,
+			reason: "not hex",
+		},
+		{
+			name:   "a--ABCDEF0123",
+			want:   false,
+			reason: "not lowercase (and not a DNS label)",
+		},
+		{
+			name:   "a--0123456789.x",
+			want:   false,
+			reason: "followed by \".\" (a subdomain, not a release)",
+		},
+		{
+			name:   "xn--bcher-kva",
+			want:   false,
+			reason: "punycode holds \"--\" and must stay usable",
+		},
+		{
+			name:   "my--app",
+			want:   false,
+			reason: "a double hyphen alone",
+		},
+		{
+			name:   "web--2024-01-01",
+			want:   false,
+			reason: "a date after \"--\"",
+		},
+		{
+			name:   "a-b--0123456789",
+			want:   true,
+			reason: "prefix \"a-\" and application name \"b--0123456789\" together spell a component's name",
+		},
+		{
+			name:   "a--0123456789--",
+			want:   true,
+			reason: "still holds the marked hash, whatever follows \"-\"",
+		},
+		{
+			name:   "a--0123-456789ab",
+			want:   false,
+			reason: "the digits must be contiguous",
+		},
+		{
+			name:   "a--abcdefabcd",
+			want:   true,
+			reason: "a hash of letters only",
+		},
+		{
+			name:   "a-abcdefabcd",
+			want:   false,
+			reason: "one hyphen before a hash-like part",
+		},
+		{
+			name:   "a" + strings.Repeat("-", 12),
+			want:   false,
+			reason: "hyphens only after the marker",
+		},
 	} {
 		if got := ReservedRelease(tt.name); got != tt.want {
-			t.Errorf("ReservedRelease(%q) = %v, want %v", tt.name, got, tt.want)
+			t.Errorf("ReservedRelease(%q) = %v, want %v: %s", tt.name, got, tt.want, tt.reason)
 		}
 	}
 }

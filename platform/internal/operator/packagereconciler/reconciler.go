@@ -221,5 +221,5 @@ func (r *Reconciler) writeStatus(ctx context.Context, patcher *patch.SerialPatch
 	slices.SortFunc(p.Status.Components, func(a, b v1alpha1.PackageComponentStatus) int {
 		return strings.Compare(a.Name, b.Name)
 	})
-	return status.Writer{Recorder: r.Recorder, Action: "Install", FieldOwner: v1alpha1.ManagedByOperator}.Write(ctx, patcher, p, res)
+	return status.Writer{Recorder: r.Recorder, Action: "Install", FieldOwner: v1alpha1.FieldManagerOperator}.Write(ctx, patcher, p, res)
 }

@@ -173,7 +173,7 @@ func (r *Reconciler) ensureArtifact(ctx context.Context, ps *v1alpha1.PackageSou
 	status.Set(ea, []string{meta.ReadyCondition}, *conditions.TrueCondition(meta.ReadyCondition, meta.SucceededReason,
 		"chart %s %s (%s) of PackageSource %s", chart.Name, chart.Version, chart.Path, ps.Name))
 	if err := patcher.Patch(ctx, ea, patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition}},
-		patch.WithFieldOwner(v1alpha1.ManagedByOperator)); err != nil {
+		patch.WithFieldOwner(v1alpha1.FieldManagerOperator)); err != nil {
 		return fmt.Errorf("write ExternalArtifact %s/%s status: %w", ea.Namespace, name, err)
 	}
 	return nil

@@ -66,7 +66,7 @@ func (r *Reconciler) summarize(ctx context.Context, patcher *patch.SerialPatcher
 	}
 	// A Normal event when the source becomes Ready (a new revision), a
 	// Warning when it fails, each only on change.
-	if err := (status.Writer{Recorder: r.Recorder, Action: "Pull", FieldOwner: v1alpha1.ManagedByOperator}).Write(ctx, patcher, ps, result); err != nil {
+	if err := (status.Writer{Recorder: r.Recorder, Action: "Pull", FieldOwner: v1alpha1.FieldManagerOperator}).Write(ctx, patcher, ps, result); err != nil {
 		return ctrl.Result{}, err
 	}
 

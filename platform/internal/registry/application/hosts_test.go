@@ -53,27 +53,109 @@ func TestHostRule(t *testing.T) {
 	}
 	r := &REST{strategy: &strategy{kind: compileKind(t, postgresAD(hostSchema)), ns: corelisters.NewNamespaceLister(indexer)}}
 	for _, tc := range []struct {
-		name, ns, spec, old string
-		refused             []string // field paths, and the message's key phrase after "|"
+		name    string
+		ns      string
+		spec    string
+		old     string
+		refused []string // field paths, and the message's key phrase after "|"
 	}{
-		{name: "empty host", ns: "tenant-root", spec: `{host: ""}`},
-		{name: "the namespace's own host", ns: "tenant-alpha", spec: `{host: alpha.example.org}`},
-		{name: "a subdomain", ns: "tenant-alpha", spec: `{host: db.alpha.example.org}`},
-		{name: "case and final dot", ns: "tenant-alpha", spec: `{host: DB.Alpha.Example.org.}`},
-		{name: "a new child tenant's host", ns: "tenant-root", spec: `{host: gamma.example.org}`},
-		{name: "the parent's host", ns: "tenant-alpha", spec: `{host: example.org}`, refused: []string{"spec.host|outside alpha.example.org"}},
-		{name: "a sibling's host", ns: "tenant-beta", spec: `{host: alpha.example.org}`, refused: []string{"spec.host|outside beta.example.org"}},
-		{name: "another domain", ns: "tenant-alpha", spec: `{host: evil.com}`, refused: []string{"spec.host|outside"}},
-		{name: "suffix that is not a subdomain", ns: "tenant-alpha", spec: `{host: xalpha.example.org}`, refused: []string{"spec.host|outside"}},
-		{name: "under a child tenant's host", ns: "tenant-root", spec: `{host: www.alpha.example.org}`, refused: []string{"spec.host|under alpha.example.org, the host of tenant namespace tenant-alpha"}},
-		{name: "a child tenant's host itself", ns: "tenant-alpha", spec: `{host: deep.alpha.example.org}`, refused: []string{"spec.host|tenant-alpha-deep"}},
-		{name: "host from an annotation", ns: "tenant-long", spec: `{host: x.long.example.org}`},
-		{name: "no tenant namespace", ns: "plain", spec: `{host: x.example.org}`, refused: []string{"spec.host|has no tenant host"}},
-		{name: "unknown namespace", ns: "gone", spec: `{host: x.example.org}`, refused: []string{"spec.host|not known yet"}},
-		{name: "every marked field", ns: "tenant-beta", spec: `{ingresses: [{host: a.beta.example.org}, {host: evil.com}], aliases: {www: evil.org}, note: evil.com}`,
-			refused: []string{"spec.aliases[www]|outside", "spec.ingresses[1].host|outside"}},
-		{name: "unchanged on update", ns: "tenant-root", spec: `{host: alpha.example.org}`, old: `{host: alpha.example.org}`},
-		{name: "changed on update", ns: "tenant-root", spec: `{host: beta.example.org}`, old: `{host: alpha.example.org}`, refused: []string{"spec.host|tenant-beta"}},
+		{
+			name: "empty host",
+			ns:   "tenant-root",
+			spec: `{host: ""}`,
+		},
+		{
+			name: "the namespace's own host",
+			ns:   "tenant-alpha",
+			spec: `{host: alpha.example.org}`,
+		},
+		{
+			name: "a subdomain",
+			ns:   "tenant-alpha",
+			spec: `{host: db.alpha.example.org}`,
+		},
+		{
+			name: "case and final dot",
+			ns:   "tenant-alpha",
+			spec: `{host: DB.Alpha.Example.org.}`,
+		},
+		{
+			name: "a new child tenant's host",
+			ns:   "tenant-root",
+			spec: `{host: gamma.example.org}`,
+		},
+		{
+			name:    "the parent's host",
+			ns:      "tenant-alpha",
+			spec:    `{host: example.org}`,
+			refused: []string{"spec.host|outside alpha.example.org"},
+		},
+		{
+			name:    "a sibling's host",
+			ns:      "tenant-beta",
+			spec:    `{host: alpha.example.org}`,
+			refused: []string{"spec.host|outside beta.example.org"},
+		},
+		{
+			name:    "another domain",
+			ns:      "tenant-alpha",
+			spec:    `{host: evil.com}`,
+			refused: []string{"spec.host|outside"},
+		},
+		{
+			name:    "suffix that is not a subdomain",
+			ns:      "tenant-alpha",
+			spec:    `{host: xalpha.example.org}`,
+			refused: []string{"spec.host|outside"},
+		},
+		{
+			name:    "under a child tenant's host",
+			ns:      "tenant-root",
+			spec:    `{host: www.alpha.example.org}`,
+			refused: []string{"spec.host|under alpha.example.org, the host of tenant namespace tenant-alpha"},
+		},
+		{
+			name:    "a child tenant's host itself",
+			ns:      "tenant-alpha",
+			spec:    `{host: deep.alpha.example.org}`,
+			refused: []string{"spec.host|tenant-alpha-deep"},
+		},
+		{
+			name: "host from an annotation",
+			ns:   "tenant-long",
+			spec: `{host: x.long.example.org}`,
+		},
+		{
+			name:    "no tenant namespace",
+			ns:      "plain",
+			spec:    `{host: x.example.org}`,
+			refused: []string{"spec.host|has no tenant host"},
+		},
+		{
+			name:    "unknown namespace",
+			ns:      "gone",
+			spec:    `{host: x.example.org}`,
+			refused: []string{"spec.host|not known yet"},
+		},
+		{
+			name:    "every marked field",
+			ns:      "tenant-beta",
+			spec:    `{ingresses: [{host: a.beta.example.org}, {host: evil.com}], aliases: {www: evil.org}, note: evil.com}`,
+			refused: []string{"spec.aliases[www]|outside", "spec.ingresses[1].host|outside"},
+		},
+		{
+			name: "unchanged on update",
+			ns:   "tenant-root",
+			spec: `{host: alpha.example.org}`,
+			old:  `{host: alpha.example.org}`,
+		},
+		{
+			name:    "changed on update",
+			ns:      "tenant-root",
+			spec:    `{host: beta.example.org}`,
+			old:     `{host: alpha.example.org}`,
+			refused: []string{"spec.host|tenant-beta"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := app(t, `{spec: `+tc.spec+`}`)
