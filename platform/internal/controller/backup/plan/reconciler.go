@@ -99,7 +99,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	status.Active = obs.active
 	status.Conditions = apply.Conditions(plan.Status.Conditions, now, sum.conditions()...)
-	if err := apply.Status(ctx, r.client, plan, status, v1alpha1.CoreFieldManager); err != nil {
+	if err := r.writeStatus(ctx, plan, status); err != nil {
 		return reconcile.Result{}, errors.Join(err, retainErr)
 	}
 	if retainErr != nil {
