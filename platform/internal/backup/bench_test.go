@@ -65,6 +65,7 @@ func benchFloor(b *testing.B) {
 	ctx := context.Background()
 	ns := "backup-bench-floor"
 	backuptest.Namespace(b, c, ns)
+	before := apiRequests(b)
 	start := time.Now()
 	parallel(b, benchPlans, func(i int) error {
 		j := &backupsv1alpha1.BackupJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("p%04d-1", i),
@@ -87,7 +88,11 @@ func benchFloor(b *testing.B) {
 	})
 	d := time.Since(start)
 	b.Logf("floor: %d jobs created, bound and labelled by a bare client (16 workers) in %s", benchPlans, d.Round(10*time.Millisecond))
+	delta, total, writes := requestsBetween(before, apiRequests(b))
+	b.Logf("floor: API requests %s", formatRequests(delta))
 	b.ReportMetric(d.Seconds(), "s-bound")
+	b.ReportMetric(total/benchPlans, "requests/job")
+	b.ReportMetric(writes/benchPlans, "writes/job")
 }
 
 func plansDueTogether(b *testing.B, ns string, flags ...string) {
@@ -116,6 +121,7 @@ func plansDueTogether(b *testing.B, ns string, flags ...string) {
 	})
 	b.Logf("created %d applications and Plans in %s; all due at %s", benchPlans, time.Since(setupStart).Round(time.Millisecond), due.Format(time.RFC3339))
 	time.Sleep(time.Until(due))
+	before := apiRequests(b)
 
 	var created, bound time.Duration
 	deadline := due.Add(10 * time.Minute)
@@ -142,11 +148,15 @@ func plansDueTogether(b *testing.B, ns string, flags ...string) {
 		b.Fatalf("not every BackupJob bound within 10 minutes of %s", due)
 	}
 	rss := peakRSS(b, core.cmd.Process.Pid)
+	delta, total, writes := requestsBetween(before, apiRequests(b))
+	b.Logf("API requests from the minute due to every job bound (every client but this benchmark's polling): %s", formatRequests(delta))
 	b.Logf("%d Plans due at once: every BackupJob created after %s, bound after %s; core peak RSS %d MiB",
 		benchPlans, created.Round(10*time.Millisecond), bound.Round(10*time.Millisecond), rss>>20)
 	b.ReportMetric(created.Seconds(), "s-created")
 	b.ReportMetric(bound.Seconds(), "s-bound")
 	b.ReportMetric(float64(rss>>20), "MiB-peak-RSS")
+	b.ReportMetric(total/benchPlans, "requests/job")
+	b.ReportMetric(writes/benchPlans, "writes/job")
 }
 
 // benchDriver registers the driver "bench" serving strategy kind Bench,

@@ -42,7 +42,7 @@ func (r *ownersReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, nil
 	}
 	owner := ownerRef("Backup", backupsv1alpha1.GroupVersion.String(), b.Name, b.UID)
-	_, err := addOwner(ctx, r.live, r.client, b.Namespace, snapshot.OwnersName(ref.ConfigMapName), owner, nil)
+	_, _, err := addOwner(ctx, r.live, r.client, b.Namespace, snapshot.OwnersName(ref.ConfigMapName), owner, nil)
 	if apierrors.IsNotFound(err) {
 		// Gone with its last job before the Backup was seen: a restore
 		// to a new application from it fails with SnapshotMissing.

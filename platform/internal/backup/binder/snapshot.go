@@ -45,7 +45,7 @@ func (r *reconciler) store(ctx context.Context, job *backupsv1alpha1.BackupJob, 
 	}
 	app := job.Spec.ApplicationRef.Name
 	name := snapshot.Name(app, digest)
-	owners, err := r.owners(ctx, job, snapshot.OwnersName(name), app, digest)
+	owners, created, err := r.owners(ctx, job, snapshot.OwnersName(name), app, digest)
 	var foreign *foreignError
 	if errors.As(err, &foreign) {
 		return nil, snapshotFailed("%v, then create a new job", err), nil
@@ -55,7 +55,13 @@ func (r *reconciler) store(ctx context.Context, job *backupsv1alpha1.BackupJob, 
 	}
 	cm := &corev1.ConfigMap{}
 	key := client.ObjectKey{Namespace: job.Namespace, Name: name}
-	err = r.live.Get(ctx, key, cm)
+	if created {
+		// The snapshot is made after its owners: with new owners it is
+		// new too (or a removed snapshot's, met by AlreadyExists below).
+		err = apierrors.NewNotFound(corev1.Resource("configmaps"), name)
+	} else {
+		err = r.live.Get(ctx, key, cm)
+	}
 	if apierrors.IsNotFound(err) {
 		cm = &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: name,
@@ -92,8 +98,8 @@ func (r *reconciler) store(ctx context.Context, job *backupsv1alpha1.BackupJob, 
 }
 
 // owners returns the owners ConfigMap name in the job's namespace, created
-// or updated so that the job is among its ownerReferences.
-func (r *reconciler) owners(ctx context.Context, job *backupsv1alpha1.BackupJob, name, app, digest string) (*corev1.ConfigMap, error) {
+// (created true) or updated so that the job is among its ownerReferences.
+func (r *reconciler) owners(ctx context.Context, job *backupsv1alpha1.BackupJob, name, app, digest string) (cm *corev1.ConfigMap, created bool, err error) {
 	ref := ownerRef("BackupJob", backupsv1alpha1.GroupVersion.String(), job.Name, job.UID)
 	return addOwner(ctx, r.live, r.client, job.Namespace, name, ref, func() *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: name,
@@ -105,43 +111,44 @@ func (r *reconciler) owners(ctx context.Context, job *backupsv1alpha1.BackupJob,
 
 // addOwner makes ref an ownerReference of the owners ConfigMap
 // namespace/name (snapshot.OwnersName), creating it from create when it
-// does not exist and create is not nil. The update is optimistic (a
-// conflict is returned, to retry). Errors: NotFound when it does not
-// exist and create is nil; "being deleted" while the garbage collector
-// removes it; the API server's.
-func addOwner(ctx context.Context, live client.Reader, c client.Client, namespace, name string, ref metav1.OwnerReference, create func() *corev1.ConfigMap) (*corev1.ConfigMap, error) {
-	cm := &corev1.ConfigMap{}
+// does not exist and create is not nil (created reports that this call
+// created it). The update is optimistic (a conflict is returned, to
+// retry). Errors: NotFound when it does not exist and create is nil;
+// "being deleted" while the garbage collector removes it; the API
+// server's.
+func addOwner(ctx context.Context, live client.Reader, c client.Client, namespace, name string, ref metav1.OwnerReference, create func() *corev1.ConfigMap) (cm *corev1.ConfigMap, created bool, err error) {
+	cm = &corev1.ConfigMap{}
 	key := client.ObjectKey{Namespace: namespace, Name: name}
-	err := live.Get(ctx, key, cm)
+	err = live.Get(ctx, key, cm)
 	if apierrors.IsNotFound(err) && create != nil {
 		cm = create()
 		cm.OwnerReferences = []metav1.OwnerReference{ref}
 		if err = c.Create(ctx, cm, client.FieldOwner(backupsv1alpha1.CoreFieldManager)); err == nil {
-			return cm, nil
+			return cm, true, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("create snapshot owners ConfigMap %s/%s: %w", namespace, name, err)
+			return nil, false, fmt.Errorf("create snapshot owners ConfigMap %s/%s: %w", namespace, name, err)
 		}
 		err = live.Get(ctx, key, cm)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get snapshot owners ConfigMap %s/%s: %w", namespace, name, err)
+		return nil, false, fmt.Errorf("get snapshot owners ConfigMap %s/%s: %w", namespace, name, err)
 	}
 	if cm.DeletionTimestamp != nil {
-		return nil, fmt.Errorf("snapshot owners ConfigMap %s/%s is being deleted; waiting for the garbage collector", namespace, name)
+		return nil, false, fmt.Errorf("snapshot owners ConfigMap %s/%s is being deleted; waiting for the garbage collector", namespace, name)
 	}
 	if cm.Labels[snapshot.LabelSnapshot] != snapshot.LabelOwners {
-		return nil, &foreignError{fmt.Sprintf("ConfigMap %s/%s, the name of the application snapshot's owners, is not the backup core's (no label %s=%s): rename or remove it", namespace, name, snapshot.LabelSnapshot, snapshot.LabelOwners)}
+		return nil, false, &foreignError{fmt.Sprintf("ConfigMap %s/%s, the name of the application snapshot's owners, is not the backup core's (no label %s=%s): rename or remove it", namespace, name, snapshot.LabelSnapshot, snapshot.LabelOwners)}
 	}
 	if slices.ContainsFunc(cm.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == ref.UID }) {
-		return cm, nil
+		return cm, false, nil
 	}
 	patch := client.MergeFromWithOptions(cm.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	cm.OwnerReferences = append(cm.OwnerReferences, ref)
 	if err := c.Patch(ctx, cm, patch, client.FieldOwner(backupsv1alpha1.CoreFieldManager)); err != nil {
-		return nil, fmt.Errorf("add %s %s as an owner of snapshot owners ConfigMap %s/%s: %w", ref.Kind, ref.Name, namespace, name, err)
+		return nil, false, fmt.Errorf("add %s %s as an owner of snapshot owners ConfigMap %s/%s: %w", ref.Kind, ref.Name, namespace, name, err)
 	}
-	return cm, nil
+	return cm, false, nil
 }
 
 func ownerRef(kind, apiVersion, name string, uid types.UID) metav1.OwnerReference {

@@ -148,7 +148,7 @@ func (r *reconciler) retain(ctx context.Context, p *pass, loc *time.Location) er
 func (r *reconciler) summarize(ctx context.Context, p *pass, retainErr error) (reconcile.Result, error) {
 	p.status.Active = p.obs.active
 	p.status.Conditions = apply.Conditions(p.plan.Status.Conditions, p.now, p.sum.conditions()...)
-	if err := apply.Status(ctx, r.client, p.plan, p.status, v1alpha1.CoreFieldManager); err != nil {
+	if err := r.writeStatus(ctx, p.plan, p.status); err != nil {
 		return reconcile.Result{}, errors.Join(err, retainErr)
 	}
 	if retainErr != nil {

@@ -1,10 +1,12 @@
 package plan
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -12,6 +14,18 @@ import (
 	"cozystack.io/sdk/backup/api/v1alpha1"
 	"cozystack.io/sdk/backup/apply"
 )
+
+// writeStatus applies status, the core's whole intent for plan's status,
+// as v1alpha1.CoreFieldManager, unless plan (read from the API server this
+// pass) already holds it: most passes change nothing (a job created, bound
+// or ended wakes its Plan), and a server-side apply that changes nothing
+// still costs kube-apiserver a merge. Errors are the API server's.
+func (r *reconciler) writeStatus(ctx context.Context, plan *v1alpha1.Plan, status v1alpha1.PlanStatus) error {
+	if equality.Semantic.DeepEqual(plan.Status, status) {
+		return nil
+	}
+	return apply.Status(ctx, r.client, plan, status, v1alpha1.CoreFieldManager)
+}
 
 // summary is what a Plan's conditions are derived from, in one place.
 type summary struct {
