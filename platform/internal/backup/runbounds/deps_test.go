@@ -54,6 +54,7 @@ var allowed = []struct{ prefix, why string }{
 	{"cozystack.io/contracts", "the contracts (K1 labels)"},
 	{"github.com/fluxcd/", "HelmRelease and kstatus conditions"},
 	{"github.com/robfig/cron/v3", "cron schedules of Plans (the plan scheduler); generic, no backup vendor"},
+	{"github.com/go-logr/logr", "the logging interface controller-runtime's loggers implement; the SDK driver runtime the Job driver runs on logs through it"},
 	{"github.com/evanphx/json-patch/v5", "RFC 7386 merge of a Backup's restoreOverlay (restore); the JSON patch library Kubernetes itself uses"},
 }
 
