@@ -62,51 +62,102 @@ func TestValidateAPIGroups(t *testing.T) {
 	own := "  apiGroups: [widgets.example.org]\n  sharedAPIGroups: [widgets.example.org]"
 	for _, tc := range []struct {
 		name                              string
+		reason                            string
 		provides, deps, opExtra, appRules string
 		want                              []string // substrings of the error, in order; none: valid
 	}{
-		{name: "own, core, Kubernetes and platform groups", provides: own, deps: "[]",
+		{
+			name:     "own, core, Kubernetes and platform groups",
+			reason:   "the group check passes the catalog's own groups and Kubernetes' groups: rights in those are the rights checks' business",
+			provides: own,
+			deps:     "[]",
 			opExtra:  "\n          - {apiGroups: [widgets.example.org, rbac.authorization.k8s.io], resources: [widgets, clusterroles], verbs: [get]}",
-			appRules: "\n      - {apiGroups: [widgets.example.org, batch, autoscaling, networking.k8s.io], resources: [widgets, jobs], verbs: [get]}"},
-		{name: "aggregated group of its own", provides: "  apiGroups: [widgets.example.org, subresources.widgets.example.org]", deps: "[]",
-			appRules: "\n      - {apiGroups: [subresources.widgets.example.org], resources: [widgets/console], verbs: [get]}"},
-		{name: "another catalog's group without a dependency", provides: own, deps: "[]",
+			appRules: "\n      - {apiGroups: [widgets.example.org, batch, autoscaling, networking.k8s.io], resources: [widgets, jobs], verbs: [get]}",
+		},
+		{
+			name:     "aggregated group of its own",
+			reason:   "an aggregated group (subresources.<own>) is the catalog's own when it is in provides.apiGroups",
+			provides: "  apiGroups: [widgets.example.org, subresources.widgets.example.org]",
+			deps:     "[]",
+			appRules: "\n      - {apiGroups: [subresources.widgets.example.org], resources: [widgets/console], verbs: [get]}",
+		},
+		{
+			name:     "another catalog's group without a dependency",
+			reason:   "a rule in another catalog's group needs a dependency that shares it; the error says where to declare it",
+			provides: own,
+			deps:     "[]",
 			appRules: "\n      - {apiGroups: [postgresql.cnpg.io], resources: [clusters], verbs: [get, create, delete]}",
-			want:     []string{`applications[0].rules[2].apiGroups: Invalid value: "postgresql.cnpg.io": is not in provides.apiGroups and the catalog depends on no catalog`, "provides.sharedAPIGroups"}},
-		{name: "another catalog's group in a component's clusterRules", provides: own, deps: "[]",
-			opExtra: "\n          - {apiGroups: [kubevirt.io], resources: [virtualmachines], verbs: [patch]}",
-			want:    []string{`variants[0].components[0].clusterRules[2].apiGroups: Invalid value: "kubevirt.io"`}},
-		{name: "a dependency may share it (checked by the operator)", provides: own, deps: "[services]",
-			appRules: "\n      - {apiGroups: [postgresql.cnpg.io], resources: [clusters], verbs: [get]}"},
-		{name: "no provides at all", provides: "  applicationKinds: []", deps: "[]",
-			opExtra: "\n          - {apiGroups: [widgets.example.org], resources: [widgets], verbs: [get]}",
-			want:    []string{`variants[0].components[0].clusterRules[2].apiGroups: Invalid value: "widgets.example.org"`}},
-		{name: "reserved groups", provides: "  apiGroups: [apps.cozystack.io, storage.k8s.io, helm.toolkit.fluxcd.io, fluxcd.controlplane.io, nodot, widgets.example.org, widgets.example.org]", deps: "[]",
+			want:     []string{`applications[0].rules[2].apiGroups: Invalid value: "postgresql.cnpg.io": is not in provides.apiGroups and the catalog depends on no catalog`, "provides.sharedAPIGroups"},
+		},
+		{
+			name:     "another catalog's group in a component's clusterRules",
+			reason:   "the group check covers components' clusterRules, not only applications' rules",
+			provides: own,
+			deps:     "[]",
+			opExtra:  "\n          - {apiGroups: [kubevirt.io], resources: [virtualmachines], verbs: [patch]}",
+			want:     []string{`variants[0].components[0].clusterRules[2].apiGroups: Invalid value: "kubevirt.io"`},
+		},
+		{
+			name:     "a dependency may share it (checked by the operator)",
+			reason:   "with a dependency, a foreign group is left to the operator, which knows what the dependency shares",
+			provides: own,
+			deps:     "[services]",
+			appRules: "\n      - {apiGroups: [postgresql.cnpg.io], resources: [clusters], verbs: [get]}",
+		},
+		{
+			name:     "no provides at all",
+			reason:   "a catalog without provides.apiGroups owns no CRD group at all",
+			provides: "  applicationKinds: []",
+			deps:     "[]",
+			opExtra:  "\n          - {apiGroups: [widgets.example.org], resources: [widgets], verbs: [get]}",
+			want:     []string{`variants[0].components[0].clusterRules[2].apiGroups: Invalid value: "widgets.example.org"`},
+		},
+		{
+			name:     "reserved groups",
+			reason:   "a catalog may not provide Kubernetes', Flux's or the platform's groups, a group without a dot, or one twice",
+			provides: "  apiGroups: [apps.cozystack.io, storage.k8s.io, helm.toolkit.fluxcd.io, fluxcd.controlplane.io, nodot, widgets.example.org, widgets.example.org]",
+			deps:     "[]",
 			want: []string{`provides.apiGroups[0]: Invalid value: "apps.cozystack.io": is a group of Kubernetes`, `provides.apiGroups[1]`, `provides.apiGroups[2]`, `provides.apiGroups[3]`,
-				`provides.apiGroups[4]: Invalid value: "nodot": a CRD's API group has at least one dot`, `provides.apiGroups[6]: Duplicate value`}},
-		{name: "shared but not shipped", provides: "  apiGroups: [widgets.example.org]\n  sharedAPIGroups: [gadgets.example.org]", deps: "[]",
-			want: []string{`provides.sharedAPIGroups[0]: Invalid value: "gadgets.example.org": is not in provides.apiGroups`}},
-		{name: "conversion webhook of its own CRD", provides: own, deps: "[]",
-			opExtra: "\n        conversionWebhooks: [widgets.widgets.example.org]"},
-		{name: "conversion webhook of another catalog's CRD", provides: own, deps: "[]",
-			opExtra: "\n        conversionWebhooks: [clusters.postgresql.cnpg.io, Bad]",
+				`provides.apiGroups[4]: Invalid value: "nodot": a CRD's API group has at least one dot`, `provides.apiGroups[6]: Duplicate value`},
+		},
+		{
+			name:     "shared but not shipped",
+			reason:   "a shared group is one the catalog ships: it must be in provides.apiGroups",
+			provides: "  apiGroups: [widgets.example.org]\n  sharedAPIGroups: [gadgets.example.org]",
+			deps:     "[]",
+			want:     []string{`provides.sharedAPIGroups[0]: Invalid value: "gadgets.example.org": is not in provides.apiGroups`},
+		},
+		{
+			name:     "conversion webhook of its own CRD",
+			reason:   "a conversion webhook for a CRD of the catalog's own groups is allowed",
+			provides: own,
+			deps:     "[]",
+			opExtra:  "\n        conversionWebhooks: [widgets.widgets.example.org]",
+		},
+		{
+			name:     "conversion webhook of another catalog's CRD",
+			reason:   "a conversion webhook names a CRD of the catalog's groups; each bad name is reported",
+			provides: own,
+			deps:     "[]",
+			opExtra:  "\n        conversionWebhooks: [clusters.postgresql.cnpg.io, Bad]",
 			want: []string{`variants[0].components[0].conversionWebhooks[1]: Invalid value: "Bad": want a CRD name`,
-				`variants[0].components[0].conversionWebhooks[0]: Invalid value: "clusters.postgresql.cnpg.io": is not a CRD of this catalog's groups`}},
+				`variants[0].components[0].conversionWebhooks[0]: Invalid value: "clusters.postgresql.cnpg.io": is not a CRD of this catalog's groups`},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := groupsCatalog(t, tc.provides, tc.deps, tc.opExtra, tc.appRules).Validate()
 			if len(tc.want) == 0 {
 				if err != nil {
-					t.Fatalf("Validate: %v", err)
+					t.Fatalf("%s: Validate: %v (%s)", tc.name, err, tc.reason)
 				}
 				return
 			}
 			if err == nil {
-				t.Fatalf("Validate passed, want %q", tc.want)
+				t.Fatalf("%s: Validate passed, want %q (%s)", tc.name, tc.want, tc.reason)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Validate = %v\nwant it to contain %q", err, w)
+					t.Errorf("%s: Validate = %v\nwant it to contain %q (%s)", tc.name, err, w, tc.reason)
 				}
 			}
 		})
@@ -166,18 +217,53 @@ func TestCheckChartCRDs(t *testing.T) {
 	c := groupsCatalog(t, "  apiGroups: [widgets.example.org]", "[]", "", "")
 	sub := chartArchive(t, map[string]string{"sub/Chart.yaml": "name: sub\n", "sub/crds/x.yaml": crd("victim.example.org")})
 	for _, tc := range []struct {
-		name  string
-		files map[string]string
-		want  []string
+		name   string
+		reason string
+		files  map[string]string
+		want   []string
 	}{
-		{"its own CRDs", map[string]string{"op/crds/w.yaml": crd("widgets.example.org"), "op/templates/cm.yaml": "kind: ConfigMap\n"}, nil},
-		{"another catalog's CRD in crds/", map[string]string{"op/crds/w.yaml": crd("widgets.example.org") + "---\n" + crd("postgresql.cnpg.io")},
-			[]string{`chart charts/op: op/crds/w.yaml: CustomResourceDefinition widgets.postgresql.cnpg.io has spec.group "postgresql.cnpg.io", which is not in provides.apiGroups [widgets.example.org]: add the group to provides.apiGroups in catalog.yaml`}},
-		{"in a subchart's crds/", map[string]string{"op/charts/lib/crds/deep/x.yml": crd("victim.example.org")}, []string{"op/charts/lib/crds/deep/x.yml: CustomResourceDefinition widgets.victim.example.org"}},
-		{"in a nested subchart archive", map[string]string{"op/charts/sub-0.1.0.tgz": string(sub)}, []string{"op/charts/sub/crds/x.yaml: CustomResourceDefinition widgets.victim.example.org"}},
-		{"in a static template", map[string]string{"op/templates/crd.yaml": crd("victim.example.org")}, []string{"op/templates/crd.yaml"}},
-		{"a templated template is left to admission", map[string]string{"op/templates/crd.yaml": crd("victim.example.org") + "  # {{ .Release.Name }}\n"}, nil},
-		{"not a CRD", map[string]string{"op/crds/readme.md": "kind: CustomResourceDefinition\n", "op/crds/cm.yaml": "apiVersion: v1\nkind: ConfigMap\n"}, nil},
+		{
+			name:   "its own CRDs",
+			reason: "CRDs of the catalog's own groups ship, and other objects are not CRDs",
+			files:  map[string]string{"op/crds/w.yaml": crd("widgets.example.org"), "op/templates/cm.yaml": "kind: ConfigMap\n"},
+			want:   nil,
+		},
+		{
+			name:   "another catalog's CRD in crds/",
+			reason: "a CRD of another catalog's group is refused with the file, the CRD, its group and the fix",
+			files:  map[string]string{"op/crds/w.yaml": crd("widgets.example.org") + "---\n" + crd("postgresql.cnpg.io")},
+			want:   []string{`chart charts/op: op/crds/w.yaml: CustomResourceDefinition widgets.postgresql.cnpg.io has spec.group "postgresql.cnpg.io", which is not in provides.apiGroups [widgets.example.org]: add the group to provides.apiGroups in catalog.yaml`},
+		},
+		{
+			name:   "in a subchart's crds/",
+			reason: "crds/ of a subchart, at any depth, is checked too",
+			files:  map[string]string{"op/charts/lib/crds/deep/x.yml": crd("victim.example.org")},
+			want:   []string{"op/charts/lib/crds/deep/x.yml: CustomResourceDefinition widgets.victim.example.org"},
+		},
+		{
+			name:   "in a nested subchart archive",
+			reason: "a subchart packed as an archive is opened and its crds/ checked",
+			files:  map[string]string{"op/charts/sub-0.1.0.tgz": string(sub)},
+			want:   []string{"op/charts/sub/crds/x.yaml: CustomResourceDefinition widgets.victim.example.org"},
+		},
+		{
+			name:   "in a static template",
+			reason: "a CRD in a static template would be installed too, so it is checked",
+			files:  map[string]string{"op/templates/crd.yaml": crd("victim.example.org")},
+			want:   []string{"op/templates/crd.yaml"},
+		},
+		{
+			name:   "a templated template is left to admission",
+			reason: "a template with Helm actions is not parsed here: admission checks what it renders",
+			files:  map[string]string{"op/templates/crd.yaml": crd("victim.example.org") + "  # {{ .Release.Name }}\n"},
+			want:   nil,
+		},
+		{
+			name:   "not a CRD",
+			reason: "only YAML files holding a CustomResourceDefinition are CRDs",
+			files:  map[string]string{"op/crds/readme.md": "kind: CustomResourceDefinition\n", "op/crds/cm.yaml": "apiVersion: v1\nkind: ConfigMap\n"},
+			want:   nil,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files, err := artifact.ChartCRDFiles(bytes.NewReader(chartArchive(t, tc.files)), 1<<20)
@@ -187,16 +273,16 @@ func TestCheckChartCRDs(t *testing.T) {
 			err = artifact.CheckChartCRDs(c, "charts/op", files)
 			if len(tc.want) == 0 {
 				if err != nil {
-					t.Fatalf("CheckChartCRDs: %v", err)
+					t.Fatalf("%s: CheckChartCRDs: %v (%s)", tc.name, err, tc.reason)
 				}
 				return
 			}
 			if err == nil {
-				t.Fatalf("CheckChartCRDs passed, want %q", tc.want)
+				t.Fatalf("%s: CheckChartCRDs passed, want %q (%s)", tc.name, tc.want, tc.reason)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
-					t.Errorf("CheckChartCRDs = %v\nwant it to contain %q", err, w)
+					t.Errorf("%s: CheckChartCRDs = %v\nwant it to contain %q (%s)", tc.name, err, w, tc.reason)
 				}
 			}
 		})

@@ -59,19 +59,49 @@ func TestLoadCatalogMissing(t *testing.T) {
 func TestDecodeCatalogIsStrict(t *testing.T) {
 	for _, tc := range []struct {
 		name, doc, want string
+		reason          string
 	}{
-		{"misspelt field with its path", "apiVersion: cozystack.io/v1alpha1\nkind: Catalog\nvariants:\n- name: a\n  components:\n  - name: b\n    chrt: charts/b\n",
-			`unknown field "variants[0].components[0].chrt"`},
-		{"unknown top-level field", "apiVersion: cozystack.io/v1alpha1\nkind: Catalog\nprovide: {}\n", `unknown field "provide"`},
-		{"duplicate key", "name: a\nname: b\n", `"name" already set`},
-		{"not YAML", "name: [a\n", "not valid YAML"},
-		{"wrong type", "variants: {}\n", "does not decode as a Catalog"},
-		{"empty", "# nothing\n", "empty document"},
+		{
+			name:   "misspelt field with its path",
+			doc:    "apiVersion: cozystack.io/v1alpha1\nkind: Catalog\nvariants:\n- name: a\n  components:\n  - name: b\n    chrt: charts/b\n",
+			want:   `unknown field "variants[0].components[0].chrt"`,
+			reason: "catalog.yaml is decoded strictly, and a misspelt field is named by its full path",
+		},
+		{
+			name:   "unknown top-level field",
+			doc:    "apiVersion: cozystack.io/v1alpha1\nkind: Catalog\nprovide: {}\n",
+			want:   `unknown field "provide"`,
+			reason: "a misspelt top-level field is refused, not ignored",
+		},
+		{
+			name:   "duplicate key",
+			doc:    "name: a\nname: b\n",
+			want:   `"name" already set`,
+			reason: "a duplicate key is refused rather than the last value silently winning",
+		},
+		{
+			name:   "not YAML",
+			doc:    "name: [a\n",
+			want:   "not valid YAML",
+			reason: "YAML that does not parse is refused as such",
+		},
+		{
+			name:   "wrong type",
+			doc:    "variants: {}\n",
+			want:   "does not decode as a Catalog",
+			reason: "a field of the wrong type is refused as not a Catalog",
+		},
+		{
+			name:   "empty",
+			doc:    "# nothing\n",
+			want:   "empty document",
+			reason: "a file with no document is refused, not read as an empty catalog",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := artifact.DecodeCatalog([]byte(tc.doc))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+				t.Fatalf("%s: err = %v, want it to contain %q (%s)", tc.name, err, tc.want, tc.reason)
 			}
 		})
 	}
@@ -83,75 +113,290 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
+		reason string
 		change func(c *artifact.Catalog)
 		want   []string // fragments of the error, in order of appearance
 	}{
-		{"apiVersion", func(c *artifact.Catalog) { c.APIVersion = "v1" }, []string{`apiVersion: Unsupported value: "v1"`}},
-		{"kind", func(c *artifact.Catalog) { c.Kind = "Package" }, []string{`kind: Unsupported value: "Package"`}},
-		{"no name", func(c *artifact.Catalog) { c.Name = "" }, []string{"name: Required value"}},
-		{"bad name", func(c *artifact.Catalog) { c.Name = "Demo_X" }, []string{`name: Invalid value: "Demo_X"`}},
-		{"v-prefixed version", func(c *artifact.Catalog) { c.Version = "v0.1.0" }, []string{`version: Invalid value: "v0.1.0"`, "no leading v"}},
-		{"short minPlatformVersion", func(c *artifact.Catalog) { c.MinPlatformVersion = "1.2" }, []string{`minPlatformVersion: Invalid value: "1.2"`}},
-		{"no minPlatformVersion", func(c *artifact.Catalog) { c.MinPlatformVersion = "" }, []string{"minPlatformVersion: Required value"}},
-		{"bad property", func(c *artifact.Catalog) { c.RequiredProperties = []string{"Network.IP"} }, []string{`requiredProperties[0]: Invalid value: "Network.IP"`, "network.stableVMAddress"}},
-		{"duplicate property", func(c *artifact.Catalog) { c.RequiredProperties = []string{"gpu", "gpu"} }, []string{`requiredProperties[1]: Duplicate value: "gpu"`}},
-		{"lowercase kind", func(c *artifact.Catalog) { c.Provides.ApplicationKinds = []string{"echo"} }, []string{`provides.applicationKinds[0]: Invalid value: "echo"`}},
-		{"bad strategy kind", func(c *artifact.Catalog) { c.Provides.BackupStrategyKinds = []string{"echo-dump"} }, []string{`provides.backupStrategyKinds[0]`}},
-		{"no variants and no applications", func(c *artifact.Catalog) { c.Variants, c.Applications = nil, nil }, []string{"variants: Required value"}},
-		{"duplicate variant", func(c *artifact.Catalog) { c.Variants[1].Name = "default" }, []string{`variants[1].name: Duplicate value: "default"`}},
-		{"variant depends on its own catalog", func(c *artifact.Catalog) { c.Variants[1].DependsOn = []string{"demo"} }, []string{`variants[1].dependsOn[0]: Invalid value: "demo": a catalog cannot depend on itself`}},
-		{"no components", func(c *artifact.Catalog) { c.Variants[1].Components = nil }, []string{"variants[1].components: Required value"}},
-		{"duplicate component", func(c *artifact.Catalog) { c.Variants[0].Components[1].Name = "echo-operator" }, []string{`variants[0].components[1].name: Duplicate value: "echo-operator"`}},
-		{"chart leaving the catalog", func(c *artifact.Catalog) { c.Variants[0].Components[0].Chart = "../x" }, []string{`variants[0].components[0].chart: Invalid value: "../x"`, "must stay inside the catalog directory"}},
-		{"absolute chart", func(c *artifact.Catalog) { c.Variants[0].Components[0].Chart = "/charts/x" }, []string{"without a leading '/'"}},
-		{"unclean chart", func(c *artifact.Catalog) { c.Variants[0].Components[0].Chart = "charts//x/" }, []string{`use "charts/x"`}},
-		{"library as a component", func(c *artifact.Catalog) { c.Variants[0].Components[0].Chart = "lib/demo-lib" }, []string{"is a library"}},
-		{"no namespace", func(c *artifact.Catalog) { c.Variants[0].Components[0].Namespace = "" }, []string{"variants[0].components[0].namespace: Required value"}},
-		{"storage namespace of a Package", func(c *artifact.Catalog) { c.Variants[0].Components[1].Namespace = "cozy-releases-demo--0123456789" },
-			[]string{`variants[0].components[1].namespace: Invalid value: "cozy-releases-demo--0123456789": namespace names beginning with "cozy-releases-" are reserved for Packages' release storage namespaces`, "privileged or not"}},
-		{"privileged into a tenant namespace", func(c *artifact.Catalog) { c.Variants[0].Components[0].Namespace = "tenant-demo" },
-			[]string{`variants[0].components[0].namespace: Invalid value: "tenant-demo": namespace names beginning with "tenant-" are reserved for tenant namespaces`}},
-		{"system namespaces", func(c *artifact.Catalog) {
-			c.Variants[0].Components[0].Namespace, c.Variants[0].Components[1].Namespace = "kube-system", "cozy-system"
-		}, []string{`variants[0].components[0].namespace: Invalid value: "kube-system"`, `variants[0].components[1].namespace: Invalid value: "cozy-system": namespace cozy-system is reserved`}},
-		{"unknown dependency", func(c *artifact.Catalog) { c.Variants[0].Components[1].DependsOn = []string{"nope"} }, []string{`variants[0].components[1].dependsOn[0]: Not found: "nope"`}},
-		{"self dependency", func(c *artifact.Catalog) { c.Variants[0].Components[1].DependsOn = []string{"echo"} }, []string{"cannot depend on itself"}},
-		{"dependency cycle", func(c *artifact.Catalog) { c.Variants[0].Components[0].DependsOn = []string{"echo"} },
-			[]string{`variants[0].components: Invalid value: "echo -> echo-operator -> echo": dependsOn forms a cycle`}},
-		{"cluster rules without privileged", func(c *artifact.Catalog) { c.Variants[0].Components[0].Privileged = false },
-			[]string{"variants[0].components[0].clusterRules: Forbidden: cluster-wide rules need privileged: true"}},
-		{"rule without verbs", func(c *artifact.Catalog) { c.Variants[0].Components[1].Rules = []rbacv1.PolicyRule{rule()} },
-			[]string{"variants[0].components[1].rules[0].verbs: Required value"}},
-		{"non-resource URL in a namespaced rule", func(c *artifact.Catalog) {
-			c.Variants[0].Components[1].Rules = []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
-		}, []string{"rules[0].nonResourceURLs", "move the rule to clusterRules"}},
-		{"resource rule without resources", func(c *artifact.Catalog) {
-			c.Variants[0].Components[0].ClusterRules = []rbacv1.PolicyRule{{APIGroups: []string{""}, Verbs: []string{"get"}}}
-		}, []string{"clusterRules[0].resources: Required value"}},
-		{"values not a map", func(c *artifact.Catalog) {
-			c.Variants[0].Components[1].Values = &apiextensionsv1.JSON{Raw: []byte(`[1,2]`)}
-		}, []string{"variants[0].components[1].values: Invalid value"}},
-		{"component name naming two charts", func(c *artifact.Catalog) { c.Variants[1].Components[0].Chart = "charts/echo-tenant" },
-			[]string{`variants[1].components[0].chart: Invalid value: "charts/echo-tenant": component "echo" uses chart "charts/echo" in variants[0].components[1]`, "use the same chart or rename"}},
-		{"no application name", func(c *artifact.Catalog) { c.Applications[0].Name = "" }, []string{"applications[0].name: Required value"}},
-		{"bad application name", func(c *artifact.Catalog) { c.Applications[0].Name = "Echo.Tenant" }, []string{`applications[0].name: Invalid value: "Echo.Tenant"`}},
-		{"duplicate application", func(c *artifact.Catalog) { c.Applications = append(c.Applications, c.Applications[0]) },
-			[]string{`applications[1].name: Duplicate value: "echo-tenant"`}},
-		{"application named like a component", func(c *artifact.Catalog) { c.Applications[0].Name = "echo" },
-			[]string{`applications[0].name: Invalid value: "echo": is also the name of the component variants[0].components[1]`, "rename the application"}},
-		{"application chart leaving the catalog", func(c *artifact.Catalog) { c.Applications[0].Chart = "../x" },
-			[]string{`applications[0].chart: Invalid value: "../x"`, "must stay inside the catalog directory"}},
-		{"no application chart", func(c *artifact.Catalog) { c.Applications[0].Chart = "" }, []string{`applications[0].chart: Invalid value: ""`, "a chart path is required"}},
-		{"library as an application", func(c *artifact.Catalog) { c.Applications[0].Chart = "lib/demo-lib" }, []string{"applications[0].chart", "is a library"}},
-		{"lowercase application kind", func(c *artifact.Catalog) { c.Applications[0].Kind = "echo" }, []string{`applications[0].kind: Invalid value: "echo": want a CamelCase kind`}},
-		{"application kind not provided", func(c *artifact.Catalog) { c.Applications[0].Kind = "Postgres" },
-			[]string{`applications[0].kind: Invalid value: "Postgres": is not in provides.applicationKinds [Echo]`}},
-		{"two applications of one kind", func(c *artifact.Catalog) {
-			c.Applications = append(c.Applications, v1alpha1.PackageApplication{Name: "echo-2", Chart: "charts/echo-tenant", Kind: "Echo"})
-		}, []string{`applications[1].kind: Duplicate value: "Echo"`}},
-		{"duplicate library", func(c *artifact.Catalog) { c.Libraries = append(c.Libraries, c.Libraries[0]) }, []string{`libraries[1].path: Duplicate value: "lib/demo-lib"`}},
-		{"every error at once", func(c *artifact.Catalog) { c.Name = ""; c.Variants[0].Components[0].Namespace = "Bad" },
-			[]string{"name: Required value", `variants[0].components[0].namespace: Invalid value: "Bad"`}},
+		{
+			name:   "apiVersion",
+			reason: "only apiVersion cozystack.io/v1alpha1 is a catalog",
+			change: func(c *artifact.Catalog) { c.APIVersion = "v1" },
+			want:   []string{`apiVersion: Unsupported value: "v1"`},
+		},
+		{
+			name:   "kind",
+			reason: "only kind Catalog is a catalog",
+			change: func(c *artifact.Catalog) { c.Kind = "Package" },
+			want:   []string{`kind: Unsupported value: "Package"`},
+		},
+		{
+			name:   "no name",
+			reason: "a catalog is named: its name is required",
+			change: func(c *artifact.Catalog) { c.Name = "" },
+			want:   []string{"name: Required value"},
+		},
+		{
+			name:   "bad name",
+			reason: "a catalog name is a DNS label",
+			change: func(c *artifact.Catalog) { c.Name = "Demo_X" },
+			want:   []string{`name: Invalid value: "Demo_X"`},
+		},
+		{
+			name:   "v-prefixed version",
+			reason: "versions are semver without a leading v, so tags and comparisons agree",
+			change: func(c *artifact.Catalog) { c.Version = "v0.1.0" },
+			want:   []string{`version: Invalid value: "v0.1.0"`, "no leading v"},
+		},
+		{
+			name:   "short minPlatformVersion",
+			reason: "minPlatformVersion is full semver: major.minor.patch",
+			change: func(c *artifact.Catalog) { c.MinPlatformVersion = "1.2" },
+			want:   []string{`minPlatformVersion: Invalid value: "1.2"`},
+		},
+		{
+			name:   "no minPlatformVersion",
+			reason: "minPlatformVersion is required so a catalog says which platform it needs",
+			change: func(c *artifact.Catalog) { c.MinPlatformVersion = "" },
+			want:   []string{"minPlatformVersion: Required value"},
+		},
+		{
+			name:   "bad property",
+			reason: "a required property is one the platform knows; the error lists the known ones",
+			change: func(c *artifact.Catalog) { c.RequiredProperties = []string{"Network.IP"} },
+			want:   []string{`requiredProperties[0]: Invalid value: "Network.IP"`, "network.stableVMAddress"},
+		},
+		{
+			name:   "duplicate property",
+			reason: "a required property is listed once",
+			change: func(c *artifact.Catalog) { c.RequiredProperties = []string{"gpu", "gpu"} },
+			want:   []string{`requiredProperties[1]: Duplicate value: "gpu"`},
+		},
+		{
+			name:   "lowercase kind",
+			reason: "provided kinds are CamelCase Kubernetes kinds",
+			change: func(c *artifact.Catalog) { c.Provides.ApplicationKinds = []string{"echo"} },
+			want:   []string{`provides.applicationKinds[0]: Invalid value: "echo"`},
+		},
+		{
+			name:   "bad strategy kind",
+			reason: "provided backup strategy kinds are CamelCase kinds too",
+			change: func(c *artifact.Catalog) { c.Provides.BackupStrategyKinds = []string{"echo-dump"} },
+			want:   []string{`provides.backupStrategyKinds[0]`},
+		},
+		{
+			name:   "no variants and no applications",
+			reason: "a catalog with neither variants nor applications installs nothing",
+			change: func(c *artifact.Catalog) { c.Variants, c.Applications = nil, nil },
+			want:   []string{"variants: Required value"},
+		},
+		{
+			name:   "duplicate variant",
+			reason: "variant names are unique",
+			change: func(c *artifact.Catalog) { c.Variants[1].Name = "default" },
+			want:   []string{`variants[1].name: Duplicate value: "default"`},
+		},
+		{
+			name:   "variant depends on its own catalog",
+			reason: "a variant cannot depend on its own catalog",
+			change: func(c *artifact.Catalog) { c.Variants[1].DependsOn = []string{"demo"} },
+			want:   []string{`variants[1].dependsOn[0]: Invalid value: "demo": a catalog cannot depend on itself`},
+		},
+		{
+			name:   "no components",
+			reason: "a variant installs at least one component",
+			change: func(c *artifact.Catalog) { c.Variants[1].Components = nil },
+			want:   []string{"variants[1].components: Required value"},
+		},
+		{
+			name:   "duplicate component",
+			reason: "component names are unique within a variant",
+			change: func(c *artifact.Catalog) { c.Variants[0].Components[1].Name = "echo-operator" },
+			want:   []string{`variants[0].components[1].name: Duplicate value: "echo-operator"`},
+		},
+		{
+			name:   "chart leaving the catalog",
+			reason: "a chart path stays inside the catalog directory",
+			change: func(c *artifact.Catalog) { c.Variants[0].Components[0].Chart = "../x" },
+			want:   []string{`variants[0].components[0].chart: Invalid value: "../x"`, "must stay inside the catalog directory"},
+		},
+		{
+			name:   "absolute chart",
+			reason: "a chart path is relative to the catalog",
+			change: func(c *artifact.Catalog) { c.Variants[0].Components[0].Chart = "/charts/x" },
+			want:   []string{"without a leading '/'"},
+		},
+		{
+			name:   "unclean chart",
+			reason: "a chart path is clean, and the error gives the clean form",
+			change: func(c *artifact.Catalog) { c.Variants[0].Components[0].Chart = "charts//x/" },
+			want:   []string{`use "charts/x"`},
+		},
+		{
+			name:   "library as a component",
+			reason: "a library chart cannot be installed as a component",
+			change: func(c *artifact.Catalog) { c.Variants[0].Components[0].Chart = "lib/demo-lib" },
+			want:   []string{"is a library"},
+		},
+		{
+			name:   "no namespace",
+			reason: "a component names the namespace it installs into",
+			change: func(c *artifact.Catalog) { c.Variants[0].Components[0].Namespace = "" },
+			want:   []string{"variants[0].components[0].namespace: Required value"},
+		},
+		{
+			name:   "storage namespace of a Package",
+			reason: "cozy-releases- namespaces hold Packages' release storage, for any component, privileged or not",
+			change: func(c *artifact.Catalog) { c.Variants[0].Components[1].Namespace = "cozy-releases-demo--0123456789" },
+			want:   []string{`variants[0].components[1].namespace: Invalid value: "cozy-releases-demo--0123456789": namespace names beginning with "cozy-releases-" are reserved for Packages' release storage namespaces`, "privileged or not"},
+		},
+		{
+			name:   "privileged into a tenant namespace",
+			reason: "tenant- namespaces are the tenants', even for a privileged component",
+			change: func(c *artifact.Catalog) { c.Variants[0].Components[0].Namespace = "tenant-demo" },
+			want:   []string{`variants[0].components[0].namespace: Invalid value: "tenant-demo": namespace names beginning with "tenant-" are reserved for tenant namespaces`},
+		},
+		{
+			name:   "system namespaces",
+			reason: "kube-system and cozy-system are reserved, and each offending component is named",
+			change: func(c *artifact.Catalog) {
+				c.Variants[0].Components[0].Namespace, c.Variants[0].Components[1].Namespace = "kube-system", "cozy-system"
+			},
+			want: []string{`variants[0].components[0].namespace: Invalid value: "kube-system"`, `variants[0].components[1].namespace: Invalid value: "cozy-system": namespace cozy-system is reserved`},
+		},
+		{
+			name:   "unknown dependency",
+			reason: "a component depends only on components of its variant",
+			change: func(c *artifact.Catalog) { c.Variants[0].Components[1].DependsOn = []string{"nope"} },
+			want:   []string{`variants[0].components[1].dependsOn[0]: Not found: "nope"`},
+		},
+		{
+			name:   "self dependency",
+			reason: "a component cannot depend on itself",
+			change: func(c *artifact.Catalog) { c.Variants[0].Components[1].DependsOn = []string{"echo"} },
+			want:   []string{"cannot depend on itself"},
+		},
+		{
+			name:   "dependency cycle",
+			reason: "a dependsOn cycle is refused and the error spells the cycle",
+			change: func(c *artifact.Catalog) { c.Variants[0].Components[0].DependsOn = []string{"echo"} },
+			want:   []string{`variants[0].components: Invalid value: "echo -> echo-operator -> echo": dependsOn forms a cycle`},
+		},
+		{
+			name:   "cluster rules without privileged",
+			reason: "cluster-wide rules need privileged: true",
+			change: func(c *artifact.Catalog) { c.Variants[0].Components[0].Privileged = false },
+			want:   []string{"variants[0].components[0].clusterRules: Forbidden: cluster-wide rules need privileged: true"},
+		},
+		{
+			name:   "rule without verbs",
+			reason: "a rule without verbs grants nothing and is a mistake",
+			change: func(c *artifact.Catalog) { c.Variants[0].Components[1].Rules = []rbacv1.PolicyRule{rule()} },
+			want:   []string{"variants[0].components[1].rules[0].verbs: Required value"},
+		},
+		{
+			name:   "non-resource URL in a namespaced rule",
+			reason: "a namespaced rule cannot hold non-resource URLs; the error says to move it to clusterRules",
+			change: func(c *artifact.Catalog) {
+				c.Variants[0].Components[1].Rules = []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
+			},
+			want: []string{"rules[0].nonResourceURLs", "move the rule to clusterRules"},
+		},
+		{
+			name:   "resource rule without resources",
+			reason: "a resource rule names its resources",
+			change: func(c *artifact.Catalog) {
+				c.Variants[0].Components[0].ClusterRules = []rbacv1.PolicyRule{{APIGroups: []string{""}, Verbs: []string{"get"}}}
+			},
+			want: []string{"clusterRules[0].resources: Required value"},
+		},
+		{
+			name:   "values not a map",
+			reason: "a component's values are a map, as Helm values are",
+			change: func(c *artifact.Catalog) {
+				c.Variants[0].Components[1].Values = &apiextensionsv1.JSON{Raw: []byte(`[1,2]`)}
+			},
+			want: []string{"variants[0].components[1].values: Invalid value"},
+		},
+		{
+			name:   "component name naming two charts",
+			reason: "a component name means one chart in every variant; the error names both places and the fix",
+			change: func(c *artifact.Catalog) { c.Variants[1].Components[0].Chart = "charts/echo-tenant" },
+			want:   []string{`variants[1].components[0].chart: Invalid value: "charts/echo-tenant": component "echo" uses chart "charts/echo" in variants[0].components[1]`, "use the same chart or rename"},
+		},
+		{
+			name:   "no application name",
+			reason: "an application is named",
+			change: func(c *artifact.Catalog) { c.Applications[0].Name = "" },
+			want:   []string{"applications[0].name: Required value"},
+		},
+		{
+			name:   "bad application name",
+			reason: "an application name is a DNS label",
+			change: func(c *artifact.Catalog) { c.Applications[0].Name = "Echo.Tenant" },
+			want:   []string{`applications[0].name: Invalid value: "Echo.Tenant"`},
+		},
+		{
+			name:   "duplicate application",
+			reason: "application names are unique",
+			change: func(c *artifact.Catalog) { c.Applications = append(c.Applications, c.Applications[0]) },
+			want:   []string{`applications[1].name: Duplicate value: "echo-tenant"`},
+		},
+		{
+			name:   "application named like a component",
+			reason: "application and component names share one space, so their releases cannot collide",
+			change: func(c *artifact.Catalog) { c.Applications[0].Name = "echo" },
+			want:   []string{`applications[0].name: Invalid value: "echo": is also the name of the component variants[0].components[1]`, "rename the application"},
+		},
+		{
+			name:   "application chart leaving the catalog",
+			reason: "an application chart path stays inside the catalog directory",
+			change: func(c *artifact.Catalog) { c.Applications[0].Chart = "../x" },
+			want:   []string{`applications[0].chart: Invalid value: "../x"`, "must stay inside the catalog directory"},
+		},
+		{
+			name:   "no application chart",
+			reason: "an application has a chart",
+			change: func(c *artifact.Catalog) { c.Applications[0].Chart = "" },
+			want:   []string{`applications[0].chart: Invalid value: ""`, "a chart path is required"},
+		},
+		{
+			name:   "library as an application",
+			reason: "a library chart cannot be installed as an application",
+			change: func(c *artifact.Catalog) { c.Applications[0].Chart = "lib/demo-lib" },
+			want:   []string{"applications[0].chart", "is a library"},
+		},
+		{
+			name:   "lowercase application kind",
+			reason: "an application kind is a CamelCase kind",
+			change: func(c *artifact.Catalog) { c.Applications[0].Kind = "echo" },
+			want:   []string{`applications[0].kind: Invalid value: "echo": want a CamelCase kind`},
+		},
+		{
+			name:   "application kind not provided",
+			reason: "an application's kind is one the catalog provides",
+			change: func(c *artifact.Catalog) { c.Applications[0].Kind = "Postgres" },
+			want:   []string{`applications[0].kind: Invalid value: "Postgres": is not in provides.applicationKinds [Echo]`},
+		},
+		{
+			name:   "two applications of one kind",
+			reason: "one kind is served by one application",
+			change: func(c *artifact.Catalog) {
+				c.Applications = append(c.Applications, v1alpha1.PackageApplication{Name: "echo-2", Chart: "charts/echo-tenant", Kind: "Echo"})
+			},
+			want: []string{`applications[1].kind: Duplicate value: "Echo"`},
+		},
+		{
+			name:   "duplicate library",
+			reason: "a library is listed once",
+			change: func(c *artifact.Catalog) { c.Libraries = append(c.Libraries, c.Libraries[0]) },
+			want:   []string{`libraries[1].path: Duplicate value: "lib/demo-lib"`},
+		},
+		{
+			name:   "every error at once",
+			reason: "every error is reported at once, not only the first",
+			change: func(c *artifact.Catalog) { c.Name = ""; c.Variants[0].Components[0].Namespace = "Bad" },
+			want:   []string{"name: Required value", `variants[0].components[0].namespace: Invalid value: "Bad"`},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := artifact.LoadCatalog(testCatalog)
@@ -161,13 +406,13 @@ func TestValidate(t *testing.T) {
 			tc.change(c)
 			err = c.Validate()
 			if err == nil {
-				t.Fatalf("Validate() = nil, want an error with %q", tc.want)
+				t.Fatalf("%s: Validate() = nil, want an error with %q (%s)", tc.name, tc.want, tc.reason)
 			}
 			rest := err.Error()
 			for _, w := range tc.want {
 				i := strings.Index(rest, w)
 				if i < 0 {
-					t.Fatalf("Validate() = %v\nwant it to contain, in order, %q", err, tc.want)
+					t.Fatalf("%s: Validate() = %v\nwant it to contain, in order, %q (%s)", tc.name, err, tc.want, tc.reason)
 				}
 				rest = rest[i+len(w):]
 			}

@@ -60,14 +60,25 @@ func openLayout(t *testing.T, dir string) oras.ReadOnlyTarget {
 func TestPullDetectsTamperedBlobs(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
+		reason string
 		blob   func(res *build.Result) ocispec.Descriptor
 		tamper func(data []byte) []byte
 		what   string
 	}{
-		{"chart bytes changed", func(res *build.Result) ocispec.Descriptor { return res.Charts[0].Descriptor },
-			func(data []byte) []byte { data[len(data)/2] ^= 0xff; return data }, "chart charts/echo"},
-		{"config bytes changed", func(res *build.Result) ocispec.Descriptor { return res.Config },
-			func(data []byte) []byte { return bytes.Replace(data, []byte(`"demo"`), []byte(`"evil"`), 1) }, "config"},
+		{
+			name:   "chart bytes changed",
+			reason: "a chart layer is checked against its digest before it is used or stored",
+			blob:   func(res *build.Result) ocispec.Descriptor { return res.Charts[0].Descriptor },
+			tamper: func(data []byte) []byte { data[len(data)/2] ^= 0xff; return data },
+			what:   "chart charts/echo",
+		},
+		{
+			name:   "config bytes changed",
+			reason: "the config (the catalog itself) is checked against its digest too, not only the charts",
+			blob:   func(res *build.Result) ocispec.Descriptor { return res.Config },
+			tamper: func(data []byte) []byte { return bytes.Replace(data, []byte(`"demo"`), []byte(`"evil"`), 1) },
+			what:   "config",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, res := buildLayout(t)
@@ -85,17 +96,17 @@ func TestPullDetectsTamperedBlobs(t *testing.T) {
 			_, err = artifact.Pull(context.Background(), openLayout(t, dir), res.Tag, cache, artifact.PullOptions{})
 			var mismatch *artifact.DigestMismatchError
 			if !errors.As(err, &mismatch) {
-				t.Fatalf("Pull: %v, want a *DigestMismatchError", err)
+				t.Fatalf("%s: Pull: %v, want a *DigestMismatchError (%s)", tc.name, err, tc.reason)
 			}
 			if mismatch.Blob != tc.what || mismatch.Expected != desc.Digest || mismatch.Actual != digest.FromBytes(tampered) {
-				t.Errorf("mismatch = %+v, want blob %q expected %s actual %s", mismatch, tc.what, desc.Digest, digest.FromBytes(tampered))
+				t.Errorf("%s: mismatch = %+v, want blob %q expected %s actual %s (%s)", tc.name, mismatch, tc.what, desc.Digest, digest.FromBytes(tampered), tc.reason)
 			}
 			if msg := err.Error(); !strings.Contains(msg, "digest mismatch") || !strings.Contains(msg, desc.Digest.String()) || !strings.Contains(msg, mismatch.Actual.String()) {
-				t.Errorf("message %q does not name both digests", msg)
+				t.Errorf("%s: message %q does not name both digests (%s)", tc.name, msg, tc.reason)
 			}
 			for _, d := range []ocispec.Descriptor{res.Manifest, desc} {
 				if ok, _ := cache.Exists(context.Background(), d); ok {
-					t.Errorf("the cache holds %s after a failed pull", d.Digest)
+					t.Errorf("%s: the cache holds %s after a failed pull (%s)", tc.name, d.Digest, tc.reason)
 				}
 			}
 		})
@@ -177,31 +188,53 @@ func TestPullDetectsLyingSource(t *testing.T) {
 
 	for _, tc := range []struct {
 		name      string
+		reason    string
 		src       *lying
 		reference string
 		blob      string
 		expected  digest.Digest
 		actual    digest.Digest
 	}{
-		{"other manifest bytes for a digest", &lying{ReadOnlyTarget: store, resolved: &res.Manifest, swap: map[digest.Digest][]byte{res.Manifest.Digest: otherManifest}},
-			wantedDigest, "manifest", res.Manifest.Digest, other.Manifest.Digest},
-		{"a digest reference resolved to another manifest", &lying{ReadOnlyTarget: store, resolved: &other.Manifest},
-			wantedDigest, "manifest", res.Manifest.Digest, other.Manifest.Digest},
-		{"other chart bytes", &lying{ReadOnlyTarget: store, swap: map[digest.Digest][]byte{chart.Digest: flipped}},
-			res.Tag, "chart charts/echo", chart.Digest, digest.FromBytes(flipped)},
+		{
+			name:      "other manifest bytes for a digest",
+			reason:    "the manifest's bytes are checked against the digest asked for, not trusted from the source",
+			src:       &lying{ReadOnlyTarget: store, resolved: &res.Manifest, swap: map[digest.Digest][]byte{res.Manifest.Digest: otherManifest}},
+			reference: wantedDigest,
+			blob:      "manifest",
+			expected:  res.Manifest.Digest,
+			actual:    other.Manifest.Digest,
+		},
+		{
+			name:      "a digest reference resolved to another manifest",
+			reason:    "a digest reference pins the manifest: the source cannot resolve it to another one",
+			src:       &lying{ReadOnlyTarget: store, resolved: &other.Manifest},
+			reference: wantedDigest,
+			blob:      "manifest",
+			expected:  res.Manifest.Digest,
+			actual:    other.Manifest.Digest,
+		},
+		{
+			name:      "other chart bytes",
+			reason:    "a chart served by a tag is still checked against the digest its manifest names",
+			src:       &lying{ReadOnlyTarget: store, swap: map[digest.Digest][]byte{chart.Digest: flipped}},
+			reference: res.Tag,
+			blob:      "chart charts/echo",
+			expected:  chart.Digest,
+			actual:    digest.FromBytes(flipped),
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cache := memory.New()
 			_, err := artifact.Pull(ctx, tc.src, tc.reference, cache, artifact.PullOptions{})
 			var mismatch *artifact.DigestMismatchError
 			if !errors.As(err, &mismatch) {
-				t.Fatalf("Pull: %v, want a *DigestMismatchError", err)
+				t.Fatalf("%s: Pull: %v, want a *DigestMismatchError (%s)", tc.name, err, tc.reason)
 			}
 			if mismatch.Blob != tc.blob || mismatch.Expected != tc.expected || mismatch.Actual != tc.actual {
-				t.Errorf("mismatch %+v, want %s expected %s actual %s", mismatch, tc.blob, tc.expected, tc.actual)
+				t.Errorf("%s: mismatch %+v, want %s expected %s actual %s (%s)", tc.name, mismatch, tc.blob, tc.expected, tc.actual, tc.reason)
 			}
 			if ok, _ := cache.Exists(ctx, res.Manifest); ok {
-				t.Errorf("the cache holds the requested manifest after a mismatch")
+				t.Errorf("%s: the cache holds the requested manifest after a mismatch (%s)", tc.name, tc.reason)
 			}
 		})
 	}
@@ -261,57 +294,142 @@ func tgz(t *testing.T, name, body string) []byte {
 func TestPullRejectsWhatIsNotACatalog(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
+		reason string
 		change func(t *testing.T, store *memory.Store, m *ocispec.Manifest)
 		opts   artifact.PullOptions
 		want   string
 	}{
-		{"another artifactType", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
-			m.ArtifactType = "application/vnd.example.thing.v1"
-		}, artifact.PullOptions{}, `artifactType "application/vnd.example.thing.v1", want "application/vnd.cozystack.catalog.v1"`},
-		{"another config media type", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
-			m.Config.MediaType = "application/vnd.oci.image.config.v1+json"
-		}, artifact.PullOptions{}, "config mediaType"},
-		{"a config that is not a catalog", func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
-			m.Config = pushBlob(t, s, artifact.ConfigMediaType, []byte(`{"apiVersion":"cozystack.io/v1alpha1","kind":"Catalog","name":"demo","extra":1}`))
-		}, artifact.PullOptions{}, `unknown field "extra"`},
-		{"a config that breaks a rule", func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
-			m.Config = pushBlob(t, s, artifact.ConfigMediaType, []byte(`{"apiVersion":"cozystack.io/v1alpha1","kind":"Catalog","name":"demo","version":"1","minPlatformVersion":"0.1.0","variants":[]}`))
-		}, artifact.PullOptions{}, "variants: Required value"},
-		{"a layer of another media type", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
-			m.Layers[0].MediaType = "application/vnd.oci.image.layer.v1.tar+gzip"
-		}, artifact.PullOptions{}, `layers[0]`},
-		{"an untitled layer", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
-			delete(m.Layers[0].Annotations, artifact.AnnotationTitle)
-		}, artifact.PullOptions{}, "org.opencontainers.image.title"},
-		{"a layer titled outside the catalog", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
-			m.Layers[0].Annotations = map[string]string{artifact.AnnotationTitle: "../etc", artifact.AnnotationChartName: "x", artifact.AnnotationChartVersion: "1.0.0"}
-		}, artifact.PullOptions{}, `"../etc"`},
-		{"two layers with one title", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
-			m.Layers[1].Annotations = m.Layers[0].Annotations
-		}, artifact.PullOptions{}, `a second layer titled "charts/echo"`},
-		{"a layer without the chart version", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
-			delete(m.Layers[1].Annotations, artifact.AnnotationChartVersion)
-		}, artifact.PullOptions{}, artifact.AnnotationChartVersion},
-		{"a component chart without a layer", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
-			m.Layers = m.Layers[:1]
-		}, artifact.PullOptions{}, `a component uses chart "charts/echo-operator", but no layer is titled so`},
-		{"an application chart without a layer", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
-			m.Layers = m.Layers[:2]
-		}, artifact.PullOptions{}, `application "echo-tenant" uses chart "charts/echo-tenant", but no layer is titled so`},
-		{"a component name naming two charts", func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
-			data, err := content.FetchAll(context.Background(), s, m.Config)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data = bytes.Replace(data, []byte(`"name":"echo","chart":"charts/echo"`), []byte(`"name":"echo","chart":"charts/echo-tenant"`), 1)
-			m.Config = pushBlob(t, s, artifact.ConfigMediaType, data)
-		}, artifact.PullOptions{}, `variants[1].components[0].chart: Invalid value: "charts/echo": component "echo" uses chart "charts/echo-tenant" in variants[0].components[1]`},
-		{"a layer no component uses", func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
-			extra := pushBlob(t, s, artifact.ChartMediaType, tgz(t, "extra/Chart.yaml", "name: extra"))
-			extra.Annotations = map[string]string{artifact.AnnotationTitle: "charts/extra", artifact.AnnotationChartName: "extra", artifact.AnnotationChartVersion: "1.0.0"}
-			m.Layers = append(m.Layers, extra)
-		}, artifact.PullOptions{}, `layer "charts/extra" (sha256:`},
-		{"too many layers", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {}, artifact.PullOptions{MaxCharts: 1}, "3 chart layers, the limit is 1"},
+		{
+			name:   "another artifactType",
+			reason: "only a manifest of the catalog artifactType is a catalog; the refusal names both types",
+			change: func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
+				m.ArtifactType = "application/vnd.example.thing.v1"
+			},
+			opts: artifact.PullOptions{},
+			want: `artifactType "application/vnd.example.thing.v1", want "application/vnd.cozystack.catalog.v1"`,
+		},
+		{
+			name:   "another config media type",
+			reason: "the config must carry the catalog config media type, so an image config is not read as a catalog",
+			change: func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
+				m.Config.MediaType = "application/vnd.oci.image.config.v1+json"
+			},
+			opts: artifact.PullOptions{},
+			want: "config mediaType",
+		},
+		{
+			name:   "a config that is not a catalog",
+			reason: "the config is decoded strictly: an unknown field is refused, not ignored",
+			change: func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
+				m.Config = pushBlob(t, s, artifact.ConfigMediaType, []byte(`{"apiVersion":"cozystack.io/v1alpha1","kind":"Catalog","name":"demo","extra":1}`))
+			},
+			opts: artifact.PullOptions{},
+			want: `unknown field "extra"`,
+		},
+		{
+			name:   "a config that breaks a rule",
+			reason: "a pulled catalog is validated like a built one: a catalog without variants is refused",
+			change: func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
+				m.Config = pushBlob(t, s, artifact.ConfigMediaType, []byte(`{"apiVersion":"cozystack.io/v1alpha1","kind":"Catalog","name":"demo","version":"1","minPlatformVersion":"0.1.0","variants":[]}`))
+			},
+			opts: artifact.PullOptions{},
+			want: "variants: Required value",
+		},
+		{
+			name:   "a layer of another media type",
+			reason: "every layer is a chart or definitions layer; the refusal names the layer's index",
+			change: func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
+				m.Layers[0].MediaType = "application/vnd.oci.image.layer.v1.tar+gzip"
+			},
+			opts: artifact.PullOptions{},
+			want: `layers[0]`,
+		},
+		{
+			name:   "an untitled layer",
+			reason: "a chart layer is found by its title annotation, so a layer without one is refused",
+			change: func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
+				delete(m.Layers[0].Annotations, artifact.AnnotationTitle)
+			},
+			opts: artifact.PullOptions{},
+			want: "org.opencontainers.image.title",
+		},
+		{
+			name:   "a layer titled outside the catalog",
+			reason: "a title is a path inside the catalog: one climbing out with .. is refused",
+			change: func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
+				m.Layers[0].Annotations = map[string]string{artifact.AnnotationTitle: "../etc", artifact.AnnotationChartName: "x", artifact.AnnotationChartVersion: "1.0.0"}
+			},
+			opts: artifact.PullOptions{},
+			want: `"../etc"`,
+		},
+		{
+			name:   "two layers with one title",
+			reason: "a title names one chart: a second layer with it would make the chart ambiguous",
+			change: func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
+				m.Layers[1].Annotations = m.Layers[0].Annotations
+			},
+			opts: artifact.PullOptions{},
+			want: `a second layer titled "charts/echo"`,
+		},
+		{
+			name:   "a layer without the chart version",
+			reason: "a chart layer carries its chart version annotation",
+			change: func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
+				delete(m.Layers[1].Annotations, artifact.AnnotationChartVersion)
+			},
+			opts: artifact.PullOptions{},
+			want: artifact.AnnotationChartVersion,
+		},
+		{
+			name:   "a component chart without a layer",
+			reason: "every chart a component uses is shipped as a layer",
+			change: func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
+				m.Layers = m.Layers[:1]
+			},
+			opts: artifact.PullOptions{},
+			want: `a component uses chart "charts/echo-operator", but no layer is titled so`,
+		},
+		{
+			name:   "an application chart without a layer",
+			reason: "every chart an application uses is shipped as a layer too, and the refusal names the application",
+			change: func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {
+				m.Layers = m.Layers[:2]
+			},
+			opts: artifact.PullOptions{},
+			want: `application "echo-tenant" uses chart "charts/echo-tenant", but no layer is titled so`,
+		},
+		{
+			name:   "a component name naming two charts",
+			reason: "a component name means one chart in every variant; the refusal names both places",
+			change: func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
+				data, err := content.FetchAll(context.Background(), s, m.Config)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data = bytes.Replace(data, []byte(`"name":"echo","chart":"charts/echo"`), []byte(`"name":"echo","chart":"charts/echo-tenant"`), 1)
+				m.Config = pushBlob(t, s, artifact.ConfigMediaType, data)
+			},
+			opts: artifact.PullOptions{},
+			want: `variants[1].components[0].chart: Invalid value: "charts/echo": component "echo" uses chart "charts/echo-tenant" in variants[0].components[1]`,
+		},
+		{
+			name:   "a layer no component uses",
+			reason: "an artifact carries only the charts its catalog uses; the refusal names the extra layer and its digest",
+			change: func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
+				extra := pushBlob(t, s, artifact.ChartMediaType, tgz(t, "extra/Chart.yaml", "name: extra"))
+				extra.Annotations = map[string]string{artifact.AnnotationTitle: "charts/extra", artifact.AnnotationChartName: "extra", artifact.AnnotationChartVersion: "1.0.0"}
+				m.Layers = append(m.Layers, extra)
+			},
+			opts: artifact.PullOptions{},
+			want: `layer "charts/extra" (sha256:`,
+		},
+		{
+			name:   "too many layers",
+			reason: "MaxCharts bounds the chart layers before any is fetched",
+			change: func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {},
+			opts:   artifact.PullOptions{MaxCharts: 1},
+			want:   "3 chart layers, the limit is 1",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memory.New()
@@ -322,7 +440,7 @@ func TestPullRejectsWhatIsNotACatalog(t *testing.T) {
 			craft(t, store, res, func(m *ocispec.Manifest) { tc.change(t, store, m) })
 			_, err = artifact.Pull(context.Background(), store, "crafted", nil, tc.opts)
 			if !errors.Is(err, artifact.ErrInvalidArtifact) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Pull: %v\nwant ErrInvalidArtifact containing %q", err, tc.want)
+				t.Fatalf("%s: Pull: %v\nwant ErrInvalidArtifact containing %q (%s)", tc.name, err, tc.want, tc.reason)
 			}
 		})
 	}
@@ -336,17 +454,34 @@ func TestPullEnforcesSizeLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		opts artifact.PullOptions
-		blob string
+		name   string
+		reason string
+		opts   artifact.PullOptions
+		blob   string
 	}{
-		{artifact.PullOptions{MaxManifestSize: 100}, "manifest"},
-		{artifact.PullOptions{MaxConfigSize: 100}, "config"},
-		{artifact.PullOptions{MaxChartSize: 100}, "chart charts/"},
+		{
+			name:   "manifest",
+			reason: "MaxManifestSize bounds the manifest read, so a huge manifest is not held in memory",
+			opts:   artifact.PullOptions{MaxManifestSize: 100},
+			blob:   "manifest",
+		},
+		{
+			name:   "config",
+			reason: "MaxConfigSize bounds the config read apart from the manifest",
+			opts:   artifact.PullOptions{MaxConfigSize: 100},
+			blob:   "config",
+		},
+		{
+			name:   "chart",
+			reason: "MaxChartSize bounds each chart layer, and the error names the chart",
+			opts:   artifact.PullOptions{MaxChartSize: 100},
+			blob:   "chart charts/",
+		},
 	} {
 		_, err := artifact.Pull(ctx, store, res.Tag, nil, tc.opts)
 		var tooLarge *artifact.TooLargeError
 		if !errors.As(err, &tooLarge) || !strings.HasPrefix(tooLarge.Blob, tc.blob) || tooLarge.Limit != 100 {
-			t.Errorf("Pull with %+v: %v, want a *TooLargeError for %s", tc.opts, err, tc.blob)
+			t.Errorf("%s: Pull with %+v: %v, want a *TooLargeError for %s (%s)", tc.name, tc.opts, err, tc.blob, tc.reason)
 		}
 	}
 	// An index instead of a manifest.
@@ -497,28 +632,102 @@ func TestPullRejectsBadDefinitions(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
+		reason string
 		change func(t *testing.T, s *memory.Store, m *ocispec.Manifest)
 		opts   artifact.PullOptions
 		want   string
 	}{
-		{"an untitled definitions layer", func(t *testing.T, s *memory.Store, m *ocispec.Manifest) { m.Layers[ad].Annotations = nil },
-			artifact.PullOptions{}, `layers[4] (sha256:`},
-		{"a definitions layer titled outside the catalog", retitle(ad, "../echo.yaml"), artifact.PullOptions{}, `definitions layer: annotation org.opencontainers.image.title "../echo.yaml"`},
-		{"a definitions layer titled outside applicationdefinitions/", retitle(ad, "charts/echo.yaml"), artifact.PullOptions{}, `"charts/echo.yaml": must be a file directly in applicationdefinitions/`},
-		{"a definitions layer in a subdirectory", retitle(ad, "applicationdefinitions/x/echo.yaml"), artifact.PullOptions{}, "must be a file directly in applicationdefinitions/"},
-		{"a definitions layer that is not YAML by name", retitle(ad, "applicationdefinitions/echo.json"), artifact.PullOptions{}, "must end in .yaml or .yml"},
-		{"two definitions layers with one title", retitle(ad, "applicationdefinitions/echo-policy.yml"), artifact.PullOptions{}, `layers[4] (sha256:`},
-		{"a definitions layer titled as a chart", retitle(ad, "charts/echo"), artifact.PullOptions{}, `a second layer titled "charts/echo"`},
-		{"a definitions layer that does not decode", replace(ad, "kind: [\n"), artifact.PullOptions{}, "applicationdefinitions/echo.yaml, document 1 (line 1): not valid YAML"},
-		{"a definition of another kind", replace(ad, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: everything\n"),
-			artifact.PullOptions{}, `applicationdefinitions/echo.yaml, document 1: apiVersion "rbac.authorization.k8s.io/v1", kind "ClusterRole": the platform installs only`},
-		{"a policy matching what the catalog does not serve", replace(policy, strings.Replace(readFile(t, filepath.Join(testDefinitions, "echo-policy.yml")), `resources: ["echoes", "echoes/status"]`, `resources: ["echoes", "secrets"]`, 1)),
-			artifact.PullOptions{}, `spec.matchConstraints.resourceRules[0].resources[1]: Invalid value: "secrets"`},
-		{"a provided kind without its AD", func(t *testing.T, s *memory.Store, m *ocispec.Manifest) { m.Layers = m.Layers[:ad] },
-			artifact.PullOptions{}, "catalog.yaml: provides.applicationKinds[0]: kind Echo has no ApplicationDefinition"},
-		{"too many definitions layers", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {}, artifact.PullOptions{MaxDefinitions: 1}, "2 definitions layers, the limit is 1"},
-		{"a layer of another media type", func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) { m.Layers[ad].MediaType = "application/yaml" },
-			artifact.PullOptions{}, `layers[4] (sha256:`},
+		{
+			name:   "an untitled definitions layer",
+			reason: "a definitions layer is found by its title, so one without a title is refused by its index and digest",
+			change: func(t *testing.T, s *memory.Store, m *ocispec.Manifest) { m.Layers[ad].Annotations = nil },
+			opts:   artifact.PullOptions{},
+			want:   `layers[4] (sha256:`,
+		},
+		{
+			name:   "a definitions layer titled outside the catalog",
+			reason: "a definitions title is a path inside the catalog: one climbing out with .. is refused",
+			change: retitle(ad, "../echo.yaml"),
+			opts:   artifact.PullOptions{},
+			want:   `definitions layer: annotation org.opencontainers.image.title "../echo.yaml"`,
+		},
+		{
+			name:   "a definitions layer titled outside applicationdefinitions/",
+			reason: "definitions live only in applicationdefinitions/, not among the charts",
+			change: retitle(ad, "charts/echo.yaml"),
+			opts:   artifact.PullOptions{},
+			want:   `"charts/echo.yaml": must be a file directly in applicationdefinitions/`,
+		},
+		{
+			name:   "a definitions layer in a subdirectory",
+			reason: "definitions are files directly in applicationdefinitions/, not in a subdirectory",
+			change: retitle(ad, "applicationdefinitions/x/echo.yaml"),
+			opts:   artifact.PullOptions{},
+			want:   "must be a file directly in applicationdefinitions/",
+		},
+		{
+			name:   "a definitions layer that is not YAML by name",
+			reason: "a definitions file is named .yaml or .yml",
+			change: retitle(ad, "applicationdefinitions/echo.json"),
+			opts:   artifact.PullOptions{},
+			want:   "must end in .yaml or .yml",
+		},
+		{
+			name:   "two definitions layers with one title",
+			reason: "a definitions title names one file: a second layer with it is refused",
+			change: retitle(ad, "applicationdefinitions/echo-policy.yml"),
+			opts:   artifact.PullOptions{},
+			want:   `layers[4] (sha256:`,
+		},
+		{
+			name:   "a definitions layer titled as a chart",
+			reason: "chart and definitions layers share one title space",
+			change: retitle(ad, "charts/echo"),
+			opts:   artifact.PullOptions{},
+			want:   `a second layer titled "charts/echo"`,
+		},
+		{
+			name:   "a definitions layer that does not decode",
+			reason: "a definitions layer is decoded at pull time; the refusal names the file, document and line",
+			change: replace(ad, "kind: [\n"),
+			opts:   artifact.PullOptions{},
+			want:   "applicationdefinitions/echo.yaml, document 1 (line 1): not valid YAML",
+		},
+		{
+			name:   "a definition of another kind",
+			reason: "a definitions layer holds only the kinds the platform installs, never e.g. a ClusterRole",
+			change: replace(ad, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: everything\n"),
+			opts:   artifact.PullOptions{},
+			want:   `applicationdefinitions/echo.yaml, document 1: apiVersion "rbac.authorization.k8s.io/v1", kind "ClusterRole": the platform installs only`,
+		},
+		{
+			name:   "a policy matching what the catalog does not serve",
+			reason: "a policy may match only resources the catalog serves, so it cannot govern Secrets",
+			change: replace(policy, strings.Replace(readFile(t, filepath.Join(testDefinitions, "echo-policy.yml")), `resources: ["echoes", "echoes/status"]`, `resources: ["echoes", "secrets"]`, 1)),
+			opts:   artifact.PullOptions{},
+			want:   `spec.matchConstraints.resourceRules[0].resources[1]: Invalid value: "secrets"`,
+		},
+		{
+			name:   "a provided kind without its AD",
+			reason: "every kind the catalog provides has an ApplicationDefinition in the artifact",
+			change: func(t *testing.T, s *memory.Store, m *ocispec.Manifest) { m.Layers = m.Layers[:ad] },
+			opts:   artifact.PullOptions{},
+			want:   "catalog.yaml: provides.applicationKinds[0]: kind Echo has no ApplicationDefinition",
+		},
+		{
+			name:   "too many definitions layers",
+			reason: "MaxDefinitions bounds the definitions layers before any is fetched",
+			change: func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) {},
+			opts:   artifact.PullOptions{MaxDefinitions: 1},
+			want:   "2 definitions layers, the limit is 1",
+		},
+		{
+			name:   "a layer of another media type",
+			reason: "a layer that is neither a chart nor a definitions layer is refused by its index",
+			change: func(t *testing.T, _ *memory.Store, m *ocispec.Manifest) { m.Layers[ad].MediaType = "application/yaml" },
+			opts:   artifact.PullOptions{},
+			want:   `layers[4] (sha256:`,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store, res := buildWithDefinitions(t)
@@ -526,11 +735,11 @@ func TestPullRejectsBadDefinitions(t *testing.T) {
 			cache := memory.New()
 			_, err := artifact.Pull(context.Background(), store, "crafted", cache, tc.opts)
 			if !errors.Is(err, artifact.ErrInvalidArtifact) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Pull: %v\nwant ErrInvalidArtifact containing %q", err, tc.want)
+				t.Fatalf("%s: Pull: %v\nwant ErrInvalidArtifact containing %q (%s)", tc.name, err, tc.want, tc.reason)
 			}
 			t.Log(err)
 			if ok, _ := cache.Exists(context.Background(), res.Config); ok {
-				t.Error("a refused artifact's config was stored")
+				t.Errorf("%s: a refused artifact's config was stored (%s)", tc.name, tc.reason)
 			}
 		})
 	}

@@ -167,7 +167,8 @@ func TestPullStagesChartsAndCleansUp(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		name string
+		name   string
+		reason string
 		// change crafts the manifest pulled ("crafted"); nil pulls res.Tag.
 		change func(t *testing.T, s *memory.Store, m *ocispec.Manifest)
 		swap   map[digest.Digest][]byte
@@ -176,59 +177,109 @@ func TestPullStagesChartsAndCleansUp(t *testing.T) {
 		noDst       bool
 		check       func(t *testing.T, err error)
 	}{
-		{name: "verified", check: func(t *testing.T, err error) {
-			if err != nil {
-				t.Fatalf("Pull: %v", err)
-			}
-		}},
-		{name: "verified without a dst", noDst: true, check: func(t *testing.T, err error) {
-			if err != nil {
-				t.Fatalf("Pull: %v", err)
-			}
-		}},
-		{name: "chart bytes changed", swap: map[digest.Digest][]byte{chart.Digest: flipped}, check: func(t *testing.T, err error) {
-			var mismatch *artifact.DigestMismatchError
-			if !errors.As(err, &mismatch) || mismatch.Blob != "chart charts/echo" || mismatch.Actual != digest.FromBytes(flipped) {
-				t.Fatalf("Pull: %v, want a *DigestMismatchError for chart charts/echo, actual %s", err, digest.FromBytes(flipped))
-			}
-		}},
-		{name: "chart truncated", swap: map[digest.Digest][]byte{chart.Digest: chartData[:len(chartData)-10]}, check: func(t *testing.T, err error) {
-			var sizeErr *artifact.SizeMismatchError
-			if !errors.As(err, &sizeErr) || sizeErr.Blob != "chart charts/echo" || sizeErr.Actual != int64(len(chartData)-10) {
-				t.Fatalf("Pull: %v, want a *SizeMismatchError for chart charts/echo, %d bytes received", err, len(chartData)-10)
-			}
-		}},
-		{name: "chart extended", swap: map[digest.Digest][]byte{chart.Digest: append(bytes.Clone(chartData), "more"...)}, check: func(t *testing.T, err error) {
-			var sizeErr *artifact.SizeMismatchError
-			if !errors.As(err, &sizeErr) || sizeErr.Blob != "chart charts/echo" || sizeErr.Actual != -1 {
-				t.Fatalf("Pull: %v, want a *SizeMismatchError for chart charts/echo, more bytes received", err)
-			}
-		}},
-		{name: "unsafe chart entry", change: useUnsafe, check: func(t *testing.T, err error) {
-			if !errors.Is(err, safetar.ErrPathTraversal) || !strings.Contains(err.Error(), "chart charts/echo") {
-				t.Fatalf("Pull: %v, want a path traversal in chart charts/echo", err)
-			}
-		}},
-		{name: "unsafe chart entry, changed after it", change: useUnsafe, swap: map[digest.Digest][]byte{unsafe.Digest: unsafeFlipped}, check: func(t *testing.T, err error) {
-			var mismatch *artifact.DigestMismatchError
-			if !errors.As(err, &mismatch) || mismatch.Actual != digest.FromBytes(unsafeFlipped) {
-				t.Fatalf("Pull: %v, want a *DigestMismatchError with actual %s", err, digest.FromBytes(unsafeFlipped))
-			}
-		}},
-		{name: "definitions refused after the charts were staged", change: func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
-			m.Layers = m.Layers[:len(m.Layers)-1] // the AD of the provided kind
-		}, check: func(t *testing.T, err error) {
-			if !errors.Is(err, artifact.ErrInvalidArtifact) || !strings.Contains(err.Error(), "has no ApplicationDefinition") {
-				t.Fatalf("Pull: %v, want ErrInvalidArtifact for the missing AD", err)
-			}
-		}},
-		{name: "cancelled while a chart is read", cancelAfter: 100, check: func(t *testing.T, err error) {
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("Pull: %v, want context.Canceled", err)
-			}
-		}},
+		{
+			name:   "verified",
+			reason: "a good artifact pulls: every blob is stored and each chart is fetched once",
+			check: func(t *testing.T, err error) {
+				if err != nil {
+					t.Fatalf("Pull: %v", err)
+				}
+			},
+		},
+		{
+			name:   "verified without a dst",
+			reason: "without a dst Pull verifies the charts without staging or writing any file",
+			noDst:  true,
+			check: func(t *testing.T, err error) {
+				if err != nil {
+					t.Fatalf("Pull: %v", err)
+				}
+			},
+		},
+		{
+			name:   "chart bytes changed",
+			reason: "a chart whose bytes changed in transit is refused by digest, and its staging file is removed",
+			swap:   map[digest.Digest][]byte{chart.Digest: flipped},
+			check: func(t *testing.T, err error) {
+				var mismatch *artifact.DigestMismatchError
+				if !errors.As(err, &mismatch) || mismatch.Blob != "chart charts/echo" || mismatch.Actual != digest.FromBytes(flipped) {
+					t.Fatalf("Pull: %v, want a *DigestMismatchError for chart charts/echo, actual %s", err, digest.FromBytes(flipped))
+				}
+			},
+		},
+		{
+			name:   "chart truncated",
+			reason: "a chart cut short is refused by size, with the bytes received",
+			swap:   map[digest.Digest][]byte{chart.Digest: chartData[:len(chartData)-10]},
+			check: func(t *testing.T, err error) {
+				var sizeErr *artifact.SizeMismatchError
+				if !errors.As(err, &sizeErr) || sizeErr.Blob != "chart charts/echo" || sizeErr.Actual != int64(len(chartData)-10) {
+					t.Fatalf("Pull: %v, want a *SizeMismatchError for chart charts/echo, %d bytes received", err, len(chartData)-10)
+				}
+			},
+		},
+		{
+			name:   "chart extended",
+			reason: "a chart longer than declared is refused by size as it overruns (actual -1: more received)",
+			swap:   map[digest.Digest][]byte{chart.Digest: append(bytes.Clone(chartData), "more"...)},
+			check: func(t *testing.T, err error) {
+				var sizeErr *artifact.SizeMismatchError
+				if !errors.As(err, &sizeErr) || sizeErr.Blob != "chart charts/echo" || sizeErr.Actual != -1 {
+					t.Fatalf("Pull: %v, want a *SizeMismatchError for chart charts/echo, more bytes received", err)
+				}
+			},
+		},
+		{
+			name:   "unsafe chart entry",
+			reason: "an unsafe archive entry in a staged chart is refused and nothing is stored",
+			change: useUnsafe,
+			check: func(t *testing.T, err error) {
+				if !errors.Is(err, safetar.ErrPathTraversal) || !strings.Contains(err.Error(), "chart charts/echo") {
+					t.Fatalf("Pull: %v, want a path traversal in chart charts/echo", err)
+				}
+			},
+		},
+		{
+			name:   "unsafe chart entry, changed after it",
+			reason: "the whole blob is read: a byte changed after the unsafe entry is reported as a digest mismatch",
+			change: useUnsafe,
+			swap:   map[digest.Digest][]byte{unsafe.Digest: unsafeFlipped},
+			check: func(t *testing.T, err error) {
+				var mismatch *artifact.DigestMismatchError
+				if !errors.As(err, &mismatch) || mismatch.Actual != digest.FromBytes(unsafeFlipped) {
+					t.Fatalf("Pull: %v, want a *DigestMismatchError with actual %s", err, digest.FromBytes(unsafeFlipped))
+				}
+			},
+		},
+		{
+			name:   "definitions refused after the charts were staged",
+			reason: "definitions refused after every chart was staged still leave dst and the staging directory empty",
+			change: func(t *testing.T, s *memory.Store, m *ocispec.Manifest) {
+				m.Layers = m.Layers[:len(m.Layers)-1] // the AD of the provided kind
+			},
+			check: func(t *testing.T, err error) {
+				if !errors.Is(err, artifact.ErrInvalidArtifact) || !strings.Contains(err.Error(), "has no ApplicationDefinition") {
+					t.Fatalf("Pull: %v, want ErrInvalidArtifact for the missing AD", err)
+				}
+			},
+		},
+		{
+			name:        "cancelled while a chart is read",
+			reason:      "a cancellation while a chart is read ends the pull and removes the staging file",
+			cancelAfter: 100,
+			check: func(t *testing.T, err error) {
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("Pull: %v, want context.Canceled", err)
+				}
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("%s: %s", tc.name, tc.reason)
+				}
+			})
 			store, res := buildWithDefinitions(t)
 			reference := res.Tag
 			if tc.change != nil {
@@ -313,18 +364,45 @@ func TestPullEnforcesArtifactSize(t *testing.T) {
 
 	for _, tc := range []struct {
 		name   string
+		reason string
 		change func(m *ocispec.Manifest) // nil: the built manifest
 		limit  int64
 		// wantSize is the size the *TooLargeError reports; 0: no error.
 		wantSize, wantLimit int64
 	}{
-		{name: "exactly the limit", limit: total},
-		{name: "one byte over", limit: total - 1, wantSize: total, wantLimit: total - 1},
-		{name: "a layer declaring 3 GiB, default limit", change: func(m *ocispec.Manifest) { m.Layers[0].Size = 3 << 30 },
-			wantSize: total - res.Charts[0].Descriptor.Size + 3<<30, wantLimit: 2 << 30},
-		{name: "sizes adding up past int64", change: func(m *ocispec.Manifest) { m.Layers[0].Size, m.Layers[1].Size = 1<<63-1, 1<<63-1 },
-			wantSize: 1<<63 - 1, wantLimit: 2 << 30},
-		{name: "a negative size", change: func(m *ocispec.Manifest) { m.Layers[1].Size = -5 }, wantSize: -5, wantLimit: 2 << 30},
+		{
+			name:   "exactly the limit",
+			reason: "the bound is inclusive: an artifact of exactly MaxArtifactSize pulls",
+			limit:  total,
+		},
+		{
+			name:      "one byte over",
+			reason:    "one byte over the bound is refused, naming the artifact, its size and the limit",
+			limit:     total - 1,
+			wantSize:  total,
+			wantLimit: total - 1,
+		},
+		{
+			name:      "a layer declaring 3 GiB, default limit",
+			reason:    "the declared sizes count: a layer declaring 3 GiB is refused against the default 2 GiB before any fetch",
+			change:    func(m *ocispec.Manifest) { m.Layers[0].Size = 3 << 30 },
+			wantSize:  total - res.Charts[0].Descriptor.Size + 3<<30,
+			wantLimit: 2 << 30,
+		},
+		{
+			name:      "sizes adding up past int64",
+			reason:    "declared sizes that overflow int64 are refused, not wrapped to a small sum",
+			change:    func(m *ocispec.Manifest) { m.Layers[0].Size, m.Layers[1].Size = 1<<63-1, 1<<63-1 },
+			wantSize:  1<<63 - 1,
+			wantLimit: 2 << 30,
+		},
+		{
+			name:      "a negative size",
+			reason:    "a negative declared size is refused, not subtracted from the sum",
+			change:    func(m *ocispec.Manifest) { m.Layers[1].Size = -5 },
+			wantSize:  -5,
+			wantLimit: 2 << 30,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store, res := buildWithDefinitions(t)
@@ -342,19 +420,19 @@ func TestPullEnforcesArtifactSize(t *testing.T) {
 			_, err := artifact.Pull(ctx, src, reference, memory.New(), artifact.PullOptions{MaxArtifactSize: tc.limit})
 			if tc.wantSize == 0 {
 				if err != nil {
-					t.Fatalf("Pull: %v", err)
+					t.Fatalf("%s: Pull: %v (%s)", tc.name, err, tc.reason)
 				}
 				return
 			}
 			var tooLarge *artifact.TooLargeError
 			if !errors.As(err, &tooLarge) {
-				t.Fatalf("Pull: %v, want a *TooLargeError", err)
+				t.Fatalf("%s: Pull: %v, want a *TooLargeError (%s)", tc.name, err, tc.reason)
 			}
 			if want := "artifact " + manifest.String() + " (config and layers)"; tooLarge.Blob != want || tooLarge.Size != tc.wantSize || tooLarge.Limit != tc.wantLimit {
-				t.Errorf("TooLargeError %+v, want blob %q size %d limit %d", tooLarge, want, tc.wantSize, tc.wantLimit)
+				t.Errorf("%s: TooLargeError %+v, want blob %q size %d limit %d (%s)", tc.name, tooLarge, want, tc.wantSize, tc.wantLimit, tc.reason)
 			}
 			if n := src.layerFetches(manifest); n != 0 {
-				t.Errorf("%d fetches of the config or layers before the refusal, want none", n)
+				t.Errorf("%s: %d fetches of the config or layers before the refusal, want none (%s)", tc.name, n, tc.reason)
 			}
 		})
 	}

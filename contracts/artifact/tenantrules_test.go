@@ -27,14 +27,15 @@ func rule(groups, resources []string, verbs ...string) rbacv1.PolicyRule {
 func g(groups ...string) []string { return groups }
 
 // checkRightsErrors compares errs with want, in order.
-func checkRightsErrors(t *testing.T, errs field.ErrorList, want []rightsError) {
+// reason says why the case exists and is printed on failure.
+func checkRightsErrors(t *testing.T, reason string, errs field.ErrorList, want []rightsError) {
 	t.Helper()
 	if len(errs) != len(want) {
-		t.Fatalf("%d errors, want %d:\n%v", len(errs), len(want), errs.ToAggregate())
+		t.Fatalf("%d errors, want %d (%s):\n%v", len(errs), len(want), reason, errs.ToAggregate())
 	}
 	for i, w := range want {
 		if errs[i].Field != w.path || !strings.Contains(errs[i].Error(), w.msg) {
-			t.Errorf("error %d = %q (at %s)\nwant at %s, containing %q", i, errs[i].Error(), errs[i].Field, w.path, w.msg)
+			t.Errorf("error %d = %q (at %s)\nwant at %s, containing %q (%s)", i, errs[i].Error(), errs[i].Field, w.path, w.msg, reason)
 		}
 	}
 }
@@ -45,60 +46,231 @@ func TestCheckApplicationRules(t *testing.T) {
 	notCore := "is not a core resource a catalog may declare here"
 	kube := "is a Kubernetes API group a catalog may not grant rights in"
 	for _, tc := range []struct {
-		name string
-		rule rbacv1.PolicyRule
-		want []rightsError
+		name   string
+		reason string
+		rule   rbacv1.PolicyRule
+		want   []rightsError
 	}{
 		// Accepted: the namespaced kinds an application chart renders.
-		{"core ConfigMaps, Secrets, Services, PVCs, ServiceAccounts", rule(g(""), g("configmaps", "secrets", "services", "persistentvolumeclaims", "serviceaccounts")), nil},
-		{"apps Deployments and StatefulSets", rule(g("apps"), g("deployments", "statefulsets")), nil},
-		{"batch with deletecollection", rule(g("batch"), g("jobs", "cronjobs"), "get", "delete", "deletecollection"), nil},
-		{"networking.k8s.io NetworkPolicies and Ingresses", rule(g("networking.k8s.io"), g("networkpolicies", "ingresses")), nil},
-		{"an operator's CRD group", rule(g("postgresql.cnpg.io"), g("clusters", "databases")), nil},
-		{"a SIG group under x-k8s.io", rule(g("cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"), g("clusters", "kubevirtclusters")), nil},
+		{
+			name:   "core ConfigMaps, Secrets, Services, PVCs, ServiceAccounts",
+			reason: "the namespaced core kinds an application chart renders are granted to its service account",
+			rule:   rule(g(""), g("configmaps", "secrets", "services", "persistentvolumeclaims", "serviceaccounts")),
+			want:   nil,
+		},
+		{
+			name:   "apps Deployments and StatefulSets",
+			reason: "workloads in apps are an application's own kinds",
+			rule:   rule(g("apps"), g("deployments", "statefulsets")),
+			want:   nil,
+		},
+		{
+			name:   "batch with deletecollection",
+			reason: "deletecollection is an ordinary verb, not one on rights, so it is allowed",
+			rule:   rule(g("batch"), g("jobs", "cronjobs"), "get", "delete", "deletecollection"),
+			want:   nil,
+		},
+		{
+			name:   "networking.k8s.io NetworkPolicies and Ingresses",
+			reason: "NetworkPolicies and Ingresses are namespaced kinds an application renders",
+			rule:   rule(g("networking.k8s.io"), g("networkpolicies", "ingresses")),
+			want:   nil,
+		},
+		{
+			name:   "an operator's CRD group",
+			reason: "an operator's CRD group is not a Kubernetes group: its kinds may be granted",
+			rule:   rule(g("postgresql.cnpg.io"), g("clusters", "databases")),
+			want:   nil,
+		},
+		{
+			name:   "a SIG group under x-k8s.io",
+			reason: "x-k8s.io groups are SIG projects' CRDs, not Kubernetes' own API groups",
+			rule:   rule(g("cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io"), g("clusters", "kubevirtclusters")),
+			want:   nil,
+		},
 
 		// Wildcards.
-		{"wildcard verb", rule(g(""), g("configmaps"), "get", "*"), []rightsError{{at + ".verbs", `Unsupported value: "*"`}}},
-		{"wildcard group", rule(g("*"), g("deployments")), []rightsError{{at + ".apiGroups", "wildcards are refused"}}},
-		{"wildcard resource", rule(g("apps"), g("*")), []rightsError{{at + ".resources", "wildcards are refused"}}},
-		{"wildcard resource with a subresource", rule(g("apps"), g("*/scale")), []rightsError{{at + ".resources", "wildcards are refused"}}},
-		{"wildcard core resource", rule(g(""), g("*")), []rightsError{{at + ".resources", "wildcards are refused"}}},
+		{
+			name:   "wildcard verb",
+			reason: "a wildcard verb would include escalate, bind and impersonate, so it is refused among named verbs",
+			rule:   rule(g(""), g("configmaps"), "get", "*"),
+			want:   []rightsError{{at + ".verbs", `Unsupported value: "*"`}},
+		},
+		{
+			name:   "wildcard group",
+			reason: "a wildcard group would reach the Kubernetes, Flux and platform groups",
+			rule:   rule(g("*"), g("deployments")),
+			want:   []rightsError{{at + ".apiGroups", "wildcards are refused"}},
+		},
+		{
+			name:   "wildcard resource",
+			reason: "a wildcard resource would reach every kind of the group",
+			rule:   rule(g("apps"), g("*")),
+			want:   []rightsError{{at + ".resources", "wildcards are refused"}},
+		},
+		{
+			name:   "wildcard resource with a subresource",
+			reason: "a wildcard with a subresource is still a wildcard over the group's kinds",
+			rule:   rule(g("apps"), g("*/scale")),
+			want:   []rightsError{{at + ".resources", "wildcards are refused"}},
+		},
+		{
+			name:   "wildcard core resource",
+			reason: "a wildcard core resource would reach Namespaces, Nodes and the rest of core",
+			rule:   rule(g(""), g("*")),
+			want:   []rightsError{{at + ".resources", "wildcards are refused"}},
+		},
 
 		// Verbs that act on rights or other API machinery.
-		{"escalate", rule(g("postgresql.cnpg.io"), g("clusters"), "escalate"), []rightsError{{at + ".verbs", `Unsupported value: "escalate"`}}},
-		{"bind", rule(g("postgresql.cnpg.io"), g("clusters"), "bind"), []rightsError{{at + ".verbs", `Unsupported value: "bind"`}}},
-		{"impersonate", rule(g(""), g("serviceaccounts"), "impersonate"), []rightsError{{at + ".verbs", `Unsupported value: "impersonate"`}}},
-		{"empty verbs", rbacv1.PolicyRule{APIGroups: g(""), Resources: g("configmaps")}, []rightsError{{at + ".verbs", "Required value"}}},
+		{
+			name:   "escalate",
+			reason: "escalate lets a subject grant rights it does not hold",
+			rule:   rule(g("postgresql.cnpg.io"), g("clusters"), "escalate"),
+			want:   []rightsError{{at + ".verbs", `Unsupported value: "escalate"`}},
+		},
+		{
+			name:   "bind",
+			reason: "bind lets a subject bind roles it does not hold",
+			rule:   rule(g("postgresql.cnpg.io"), g("clusters"), "bind"),
+			want:   []rightsError{{at + ".verbs", `Unsupported value: "bind"`}},
+		},
+		{
+			name:   "impersonate",
+			reason: "impersonate lets a subject act as another user or service account",
+			rule:   rule(g(""), g("serviceaccounts"), "impersonate"),
+			want:   []rightsError{{at + ".verbs", `Unsupported value: "impersonate"`}},
+		},
+		{
+			name:   "empty verbs",
+			reason: "a rule without verbs grants nothing and is a mistake: it is refused as Required",
+			rule:   rbacv1.PolicyRule{APIGroups: g(""), Resources: g("configmaps")},
+			want:   []rightsError{{at + ".verbs", "Required value"}},
+		},
 
 		// Groups no application reaches.
-		{"RBAC", rule(g("rbac.authorization.k8s.io"), g("roles", "rolebindings")), []rightsError{{at + ".apiGroups", kube}}},
-		{"CRDs", rule(g("apiextensions.k8s.io"), g("customresourcedefinitions")), []rightsError{{at + ".apiGroups", kube}}},
-		{"admission", rule(g("admissionregistration.k8s.io"), g("validatingadmissionpolicies")), []rightsError{{at + ".apiGroups", kube}}},
-		{"storage", rule(g("storage.k8s.io"), g("csistoragecapacities")), []rightsError{{at + ".apiGroups", kube}}},
-		{"Flux's HelmReleases", rule(g("helm.toolkit.fluxcd.io"), g("helmreleases")), []rightsError{{at + ".apiGroups", "is Flux's"}}},
-		{"Flux's sources", rule(g("source.toolkit.fluxcd.io"), g("ocirepositories")), []rightsError{{at + ".apiGroups", "is Flux's"}}},
-		{"the Flux Operator's ResourceSets", rule(g("fluxcd.controlplane.io"), g("resourcesets")), []rightsError{{at + ".apiGroups", "is Flux's"}}},
-		{"the platform's group", rule(g("cozystack.io"), g("packages")), []rightsError{{at + ".apiGroups", "is the platform's"}}},
-		{"a platform subgroup", rule(g("core.cozystack.io"), g("tenantnamespaces")), []rightsError{{at + ".apiGroups", "is the platform's"}}},
-		{"application kinds", rule(g("apps.cozystack.io"), g("postgreses")), []rightsError{{at + ".apiGroups", "applications are created through the application API"}}},
+		{
+			name:   "RBAC",
+			reason: "an application granting RBAC could give itself any right",
+			rule:   rule(g("rbac.authorization.k8s.io"), g("roles", "rolebindings")),
+			want:   []rightsError{{at + ".apiGroups", kube}},
+		},
+		{
+			name:   "CRDs",
+			reason: "CRDs are cluster-wide: an application may not create or change them",
+			rule:   rule(g("apiextensions.k8s.io"), g("customresourcedefinitions")),
+			want:   []rightsError{{at + ".apiGroups", kube}},
+		},
+		{
+			name:   "admission",
+			reason: "admission policies govern every tenant: an application may not change them",
+			rule:   rule(g("admissionregistration.k8s.io"), g("validatingadmissionpolicies")),
+			want:   []rightsError{{at + ".apiGroups", kube}},
+		},
+		{
+			name:   "storage",
+			reason: "storage.k8s.io is Kubernetes' own group, even for a namespaced kind",
+			rule:   rule(g("storage.k8s.io"), g("csistoragecapacities")),
+			want:   []rightsError{{at + ".apiGroups", kube}},
+		},
+		{
+			name:   "Flux's HelmReleases",
+			reason: "HelmReleases are how the platform installs: an application may not make its own",
+			rule:   rule(g("helm.toolkit.fluxcd.io"), g("helmreleases")),
+			want:   []rightsError{{at + ".apiGroups", "is Flux's"}},
+		},
+		{
+			name:   "Flux's sources",
+			reason: "Flux sources decide what is installed: an application may not make its own",
+			rule:   rule(g("source.toolkit.fluxcd.io"), g("ocirepositories")),
+			want:   []rightsError{{at + ".apiGroups", "is Flux's"}},
+		},
+		{
+			name:   "the Flux Operator's ResourceSets",
+			reason: "the Flux Operator's ResourceSets install like HelmReleases and are refused the same",
+			rule:   rule(g("fluxcd.controlplane.io"), g("resourcesets")),
+			want:   []rightsError{{at + ".apiGroups", "is Flux's"}},
+		},
+		{
+			name:   "the platform's group",
+			reason: "cozystack.io is the platform's own group",
+			rule:   rule(g("cozystack.io"), g("packages")),
+			want:   []rightsError{{at + ".apiGroups", "is the platform's"}},
+		},
+		{
+			name:   "a platform subgroup",
+			reason: "a subgroup of cozystack.io is the platform's too, not only the exact group",
+			rule:   rule(g("core.cozystack.io"), g("tenantnamespaces")),
+			want:   []rightsError{{at + ".apiGroups", "is the platform's"}},
+		},
+		{
+			name:   "application kinds",
+			reason: "applications are created through the application API, not by another application's rights",
+			rule:   rule(g("apps.cozystack.io"), g("postgreses")),
+			want:   []rightsError{{at + ".apiGroups", "applications are created through the application API"}},
+		},
 
 		// Core resources that are not an application's.
-		{"Namespaces", rule(g(""), g("namespaces")), []rightsError{{at + ".resources", notCore}}},
-		{"ResourceQuotas", rule(g(""), g("resourcequotas")), []rightsError{{at + ".resources", notCore}}},
-		{"LimitRanges", rule(g(""), g("limitranges")), []rightsError{{at + ".resources", notCore}}},
-		{"tokens", rule(g(""), g("serviceaccounts/token"), "get"), []rightsError{{at + ".resources", notCore}}},
-		{"exec", rule(g(""), g("pods/exec"), "get"), []rightsError{{at + ".resources", notCore}}},
-		{"Nodes", rule(g(""), g("nodes")), []rightsError{{at + ".resources", notCore}}},
-		{"a rule on two groups names core resources in both", rule(g("", "apps"), g("configmaps", "deployments")), []rightsError{{at + ".resources", `"deployments": ` + notCore}}},
+		{
+			name:   "Namespaces",
+			reason: "a Namespace is cluster-scoped and the platform's to make",
+			rule:   rule(g(""), g("namespaces")),
+			want:   []rightsError{{at + ".resources", notCore}},
+		},
+		{
+			name:   "ResourceQuotas",
+			reason: "ResourceQuotas are how the platform bounds a tenant",
+			rule:   rule(g(""), g("resourcequotas")),
+			want:   []rightsError{{at + ".resources", notCore}},
+		},
+		{
+			name:   "LimitRanges",
+			reason: "LimitRanges are how the platform bounds a tenant's pods",
+			rule:   rule(g(""), g("limitranges")),
+			want:   []rightsError{{at + ".resources", notCore}},
+		},
+		{
+			name:   "tokens",
+			reason: "a token for any service account would let the application act as it",
+			rule:   rule(g(""), g("serviceaccounts/token"), "get"),
+			want:   []rightsError{{at + ".resources", notCore}},
+		},
+		{
+			name:   "exec",
+			reason: "exec into pods is a shell in another workload",
+			rule:   rule(g(""), g("pods/exec"), "get"),
+			want:   []rightsError{{at + ".resources", notCore}},
+		},
+		{
+			name:   "Nodes",
+			reason: "Nodes are cluster-scoped and shared by every tenant",
+			rule:   rule(g(""), g("nodes")),
+			want:   []rightsError{{at + ".resources", notCore}},
+		},
+		{
+			name:   "a rule on two groups names core resources in both",
+			reason: "the core-resource check names the resource a two-group rule would grant in core",
+			rule:   rule(g("", "apps"), g("configmaps", "deployments")),
+			want:   []rightsError{{at + ".resources", `"deployments": ` + notCore}},
+		},
 
 		// Non-resource URLs are not namespaced.
-		{"non-resource URLs", rbacv1.PolicyRule{NonResourceURLs: g("/metrics"), Verbs: g("get")}, []rightsError{{at + ".nonResourceURLs", "namespaced rules cannot apply to non-resource URLs"}}},
+		{
+			name:   "non-resource URLs",
+			reason: "non-resource URLs are cluster-wide and cannot be granted in a namespace",
+			rule:   rbacv1.PolicyRule{NonResourceURLs: g("/metrics"), Verbs: g("get")},
+			want:   []rightsError{{at + ".nonResourceURLs", "namespaced rules cannot apply to non-resource URLs"}},
+		},
 
-		{"every problem of a rule", rule(g("*", "rbac.authorization.k8s.io"), g("*"), "escalate"), []rightsError{
-			{at + ".verbs", "escalate"}, {at + ".resources", "wildcards"}, {at + ".apiGroups", "wildcards"}, {at + ".apiGroups", kube}}},
+		{
+			name:   "every problem of a rule",
+			reason: "every problem of one rule is reported, in verbs, resources, apiGroups order",
+			rule:   rule(g("*", "rbac.authorization.k8s.io"), g("*"), "escalate"),
+			want: []rightsError{
+				{at + ".verbs", "escalate"}, {at + ".resources", "wildcards"}, {at + ".apiGroups", "wildcards"}, {at + ".apiGroups", kube}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkRightsErrors(t, artifact.CheckApplicationRules(p, []rbacv1.PolicyRule{tc.rule}), tc.want)
+			checkRightsErrors(t, tc.reason, artifact.CheckApplicationRules(p, []rbacv1.PolicyRule{tc.rule}), tc.want)
 		})
 	}
 }
@@ -110,81 +282,219 @@ func TestCheckTenantRoleRules(t *testing.T) {
 	notOwn := "is not a kind of this catalog (echoes)"
 	view, admin := g("get", "list", "watch"), g("create", "update", "patch", "delete")
 	for _, tc := range []struct {
-		name  string
-		roles v1alpha1.TenantRoles
+		name   string
+		reason string
+		roles  v1alpha1.TenantRoles
 		// plurals are the catalog's; nil means own.
 		plurals map[string]bool
 		want    []rightsError
 	}{
 		// Accepted: the convention (view reads the kind, admin changes it)
 		// and what users of an application need.
-		{"view and admin on the catalog's own kind", v1alpha1.TenantRoles{
-			View:  []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("echoes"), view...)},
-			Admin: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("echoes"), admin...)},
-		}, nil, nil},
-		{"a subresource of the catalog's own kind", v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("echoes/status"), "get")}}, nil, nil},
-		{"consoles in use", v1alpha1.TenantRoles{Use: []rbacv1.PolicyRule{
-			rule(g("subresources.kubevirt.io"), g("virtualmachineinstances/console", "virtualmachineinstances/vnc"), "get"),
-			rule(g("subresources.kubevirt.io"), g("virtualmachineinstances/portforward"), "get", "update"),
-		}}, nil, nil},
-		{"an operator's kind in super-admin", v1alpha1.TenantRoles{SuperAdmin: []rbacv1.PolicyRule{rule(g("postgresql.cnpg.io"), g("backups"), "create")}}, nil, nil},
-		{"core Services, Pods and logs", v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g(""), g("services", "pods", "pods/log"), view...)}}, nil, nil},
-		{"plurals not known yet", v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("postgreses"), view...)}}, map[string]bool(nil), nil},
+		{
+			name:   "view and admin on the catalog's own kind",
+			reason: "the convention: view reads the catalog's own kind and admin changes it",
+			roles: v1alpha1.TenantRoles{
+				View:  []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("echoes"), view...)},
+				Admin: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("echoes"), admin...)},
+			},
+			plurals: nil,
+			want:    nil,
+		},
+		{
+			name:    "a subresource of the catalog's own kind",
+			reason:  "a subresource of the catalog's own kind counts as its own",
+			roles:   v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("echoes/status"), "get")}},
+			plurals: nil,
+			want:    nil,
+		},
+		{
+			name:   "consoles in use",
+			reason: "consoles of the catalog's VMs are what a user of the application needs",
+			roles: v1alpha1.TenantRoles{Use: []rbacv1.PolicyRule{
+				rule(g("subresources.kubevirt.io"), g("virtualmachineinstances/console", "virtualmachineinstances/vnc"), "get"),
+				rule(g("subresources.kubevirt.io"), g("virtualmachineinstances/portforward"), "get", "update"),
+			}},
+			plurals: nil,
+			want:    nil,
+		},
+		{
+			name:    "an operator's kind in super-admin",
+			reason:  "super-admin may reach an operator's kind the application runs",
+			roles:   v1alpha1.TenantRoles{SuperAdmin: []rbacv1.PolicyRule{rule(g("postgresql.cnpg.io"), g("backups"), "create")}},
+			plurals: nil,
+			want:    nil,
+		},
+		{
+			name:    "core Services, Pods and logs",
+			reason:  "reading Services, Pods and their logs is what users of an application need",
+			roles:   v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g(""), g("services", "pods", "pods/log"), view...)}},
+			plurals: nil,
+			want:    nil,
+		},
+		{
+			name:    "plurals not known yet",
+			reason:  "before the catalog's definitions are known (nil plurals) the own-kind check is skipped",
+			roles:   v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("postgreses"), view...)}},
+			plurals: map[string]bool(nil),
+			want:    nil,
+		},
 
 		// Another catalog's kinds, or no kinds at all.
-		{"another catalog's kind", v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("echoes", "postgreses"), admin...)}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.admin[0].resources", `"postgreses": ` + notOwn}}},
-		{"the platform's Tenant kind", v1alpha1.TenantRoles{SuperAdmin: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("tenants"), "create")}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.superAdmin[0].resources", `"tenants": ` + notOwn}}},
-		{"a subresource of another catalog's kind", v1alpha1.TenantRoles{Use: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("postgreses/status"), "get")}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.use[0].resources", `"postgreses/status"`}}},
-		{"a catalog without definitions", v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("echoes"), view...)}}, map[string]bool{},
-			[]rightsError{{"applications[0].tenantRoles.view[0].resources", "is not a kind of this catalog ()"}}},
+		{
+			name:    "another catalog's kind",
+			reason:  "a tenant role may not grant another catalog's kinds",
+			roles:   v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("echoes", "postgreses"), admin...)}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.admin[0].resources", `"postgreses": ` + notOwn}},
+		},
+		{
+			name:    "the platform's Tenant kind",
+			reason:  "Tenant is the platform's own application kind, not the catalog's",
+			roles:   v1alpha1.TenantRoles{SuperAdmin: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("tenants"), "create")}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.superAdmin[0].resources", `"tenants": ` + notOwn}},
+		},
+		{
+			name:    "a subresource of another catalog's kind",
+			reason:  "a subresource of another catalog's kind is another catalog's too",
+			roles:   v1alpha1.TenantRoles{Use: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("postgreses/status"), "get")}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.use[0].resources", `"postgreses/status"`}},
+		},
+		{
+			name:    "a catalog without definitions",
+			reason:  "a catalog without definitions has no kinds of its own (empty plurals), so none may be granted",
+			roles:   v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("echoes"), view...)}},
+			plurals: map[string]bool{},
+			want:    []rightsError{{"applications[0].tenantRoles.view[0].resources", "is not a kind of this catalog ()"}},
+		},
 
 		// Core resources that are the platform's to grant.
-		{"Secrets", v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g(""), g("secrets"), view...)}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.view[0].resources", `"secrets": ` + notCore}}},
-		{"ServiceAccounts", v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g(""), g("serviceaccounts"), view...)}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.admin[0].resources", `"serviceaccounts": ` + notCore}}},
-		{"tokens", v1alpha1.TenantRoles{Use: []rbacv1.PolicyRule{rule(g(""), g("serviceaccounts/token"), "get")}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.use[0].resources", notCore}}},
-		{"Namespaces and ResourceQuotas", v1alpha1.TenantRoles{SuperAdmin: []rbacv1.PolicyRule{rule(g(""), g("namespaces", "resourcequotas"), view...)}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.superAdmin[0].resources", `"namespaces"`}, {"applications[0].tenantRoles.superAdmin[0].resources", `"resourcequotas"`}}},
-		{"exec", v1alpha1.TenantRoles{Use: []rbacv1.PolicyRule{rule(g(""), g("pods/exec"), "get")}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.use[0].resources", `"pods/exec": ` + notCore}}},
-		{"ConfigMaps, which hold the projected cluster values", v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g(""), g("configmaps"), view...)}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.admin[0].resources", `"configmaps": ` + notCore}}},
-		{"Endpoints", v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g(""), g("endpoints"), view...)}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.admin[0].resources", `"endpoints": ` + notCore}}},
-		{"EndpointSlices", v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g("discovery.k8s.io"), g("endpointslices"), view...)}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.admin[0].apiGroups", "CVE-2021-25740"}}},
+		{
+			name:    "Secrets",
+			reason:  "Secrets are the platform's to grant to tenant users, not a catalog's",
+			roles:   v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g(""), g("secrets"), view...)}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.view[0].resources", `"secrets": ` + notCore}},
+		},
+		{
+			name:    "ServiceAccounts",
+			reason:  "ServiceAccounts are the platform's to grant",
+			roles:   v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g(""), g("serviceaccounts"), view...)}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.admin[0].resources", `"serviceaccounts": ` + notCore}},
+		},
+		{
+			name:    "tokens",
+			reason:  "a token for a service account would let a user act as it",
+			roles:   v1alpha1.TenantRoles{Use: []rbacv1.PolicyRule{rule(g(""), g("serviceaccounts/token"), "get")}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.use[0].resources", notCore}},
+		},
+		{
+			name:    "Namespaces and ResourceQuotas",
+			reason:  "Namespaces and ResourceQuotas are refused each by name",
+			roles:   v1alpha1.TenantRoles{SuperAdmin: []rbacv1.PolicyRule{rule(g(""), g("namespaces", "resourcequotas"), view...)}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.superAdmin[0].resources", `"namespaces"`}, {"applications[0].tenantRoles.superAdmin[0].resources", `"resourcequotas"`}},
+		},
+		{
+			name:    "exec",
+			reason:  "exec into pods is a shell in a workload, the platform's to grant",
+			roles:   v1alpha1.TenantRoles{Use: []rbacv1.PolicyRule{rule(g(""), g("pods/exec"), "get")}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.use[0].resources", `"pods/exec": ` + notCore}},
+		},
+		{
+			name:    "ConfigMaps, which hold the projected cluster values",
+			reason:  "ConfigMaps hold the projected cluster values, which tenant users must not change",
+			roles:   v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g(""), g("configmaps"), view...)}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.admin[0].resources", `"configmaps": ` + notCore}},
+		},
+		{
+			name:    "Endpoints",
+			reason:  "writing Endpoints points a Service at any address, another tenant's Pods included (CVE-2021-25740)",
+			roles:   v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g(""), g("endpoints"), view...)}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.admin[0].resources", `"endpoints": ` + notCore}},
+		},
+		{
+			name:    "EndpointSlices",
+			reason:  "EndpointSlices point a Service anywhere as Endpoints do, so their group is refused in tenant roles",
+			roles:   v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g("discovery.k8s.io"), g("endpointslices"), view...)}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.admin[0].apiGroups", "CVE-2021-25740"}},
+		},
 
 		// Groups, verbs and URLs as for an application's rules.
-		{"RBAC", v1alpha1.TenantRoles{SuperAdmin: []rbacv1.PolicyRule{rule(g("rbac.authorization.k8s.io"), g("rolebindings"), admin...)}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.superAdmin[0].apiGroups", "is a Kubernetes API group"}}},
-		{"HelmReleases", v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g("helm.toolkit.fluxcd.io"), g("helmreleases"), view...)}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.view[0].apiGroups", "is Flux's"}}},
-		{"the platform's group", v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g("cozystack.io"), g("applicationdefinitions"), view...)}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.view[0].apiGroups", "is the platform's"}}},
-		{"Pods and workloads made by tenant users", v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g("", "apps"), g("pods", "deployments"), "create", "delete")}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.admin[0].verbs", `"create": tenant users get only get, list, watch, delete on Kubernetes' own resources`}, {"applications[0].tenantRoles.admin[0].resources", `"deployments": ` + notCore}}},
-		{"wildcards", v1alpha1.TenantRoles{SuperAdmin: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("*"), "*")}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.superAdmin[0].verbs", `"*"`}, {"applications[0].tenantRoles.superAdmin[0].resources", "wildcards are refused"}}},
-		{"impersonate", v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g("postgresql.cnpg.io"), g("clusters"), "impersonate")}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.admin[0].verbs", `Unsupported value: "impersonate"`}}},
-		{"non-resource URLs", v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{{NonResourceURLs: g("/healthz"), Verbs: g("get")}}}, nil,
-			[]rightsError{{"applications[0].tenantRoles.view[0].nonResourceURLs", "namespaced rules cannot apply to non-resource URLs"}}},
-		{"errors at every level, in level order", v1alpha1.TenantRoles{
-			SuperAdmin: []rbacv1.PolicyRule{rule(g(""), g("secrets"), "get")},
-			View:       []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("echoes"), view...), rule(g(""), g("secrets"), view...)},
-		}, nil, []rightsError{{"applications[0].tenantRoles.view[1].resources", "secrets"}, {"applications[0].tenantRoles.superAdmin[0].resources", "secrets"}}},
+		{
+			name:    "RBAC",
+			reason:  "tenant roles may not grant RBAC, as application rules may not",
+			roles:   v1alpha1.TenantRoles{SuperAdmin: []rbacv1.PolicyRule{rule(g("rbac.authorization.k8s.io"), g("rolebindings"), admin...)}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.superAdmin[0].apiGroups", "is a Kubernetes API group"}},
+		},
+		{
+			name:    "HelmReleases",
+			reason:  "tenant roles may not grant Flux's kinds",
+			roles:   v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g("helm.toolkit.fluxcd.io"), g("helmreleases"), view...)}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.view[0].apiGroups", "is Flux's"}},
+		},
+		{
+			name:    "the platform's group",
+			reason:  "tenant roles may not grant the platform's kinds",
+			roles:   v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{rule(g("cozystack.io"), g("applicationdefinitions"), view...)}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.view[0].apiGroups", "is the platform's"}},
+		},
+		{
+			name:    "Pods and workloads made by tenant users",
+			reason:  "on Kubernetes' own resources tenant users get only get, list, watch, delete; both problems are reported",
+			roles:   v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g("", "apps"), g("pods", "deployments"), "create", "delete")}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.admin[0].verbs", `"create": tenant users get only get, list, watch, delete on Kubernetes' own resources`}, {"applications[0].tenantRoles.admin[0].resources", `"deployments": ` + notCore}},
+		},
+		{
+			name:    "wildcards",
+			reason:  "wildcard verbs and resources are refused in tenant roles too",
+			roles:   v1alpha1.TenantRoles{SuperAdmin: []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("*"), "*")}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.superAdmin[0].verbs", `"*"`}, {"applications[0].tenantRoles.superAdmin[0].resources", "wildcards are refused"}},
+		},
+		{
+			name:    "impersonate",
+			reason:  "impersonate is refused in tenant roles too",
+			roles:   v1alpha1.TenantRoles{Admin: []rbacv1.PolicyRule{rule(g("postgresql.cnpg.io"), g("clusters"), "impersonate")}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.admin[0].verbs", `Unsupported value: "impersonate"`}},
+		},
+		{
+			name:    "non-resource URLs",
+			reason:  "non-resource URLs are refused in tenant roles too",
+			roles:   v1alpha1.TenantRoles{View: []rbacv1.PolicyRule{{NonResourceURLs: g("/healthz"), Verbs: g("get")}}},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.view[0].nonResourceURLs", "namespaced rules cannot apply to non-resource URLs"}},
+		},
+		{
+			name:   "errors at every level, in level order",
+			reason: "errors are reported level by level (view before superAdmin), each at its rule's index",
+			roles: v1alpha1.TenantRoles{
+				SuperAdmin: []rbacv1.PolicyRule{rule(g(""), g("secrets"), "get")},
+				View:       []rbacv1.PolicyRule{rule(g("apps.cozystack.io"), g("echoes"), view...), rule(g(""), g("secrets"), view...)},
+			},
+			plurals: nil,
+			want:    []rightsError{{"applications[0].tenantRoles.view[1].resources", "secrets"}, {"applications[0].tenantRoles.superAdmin[0].resources", "secrets"}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plurals := tc.plurals
 			if plurals == nil && tc.name != "plurals not known yet" {
 				plurals = own
 			}
-			checkRightsErrors(t, artifact.CheckTenantRoleRules(p, &tc.roles, plurals), tc.want)
+			checkRightsErrors(t, tc.reason, artifact.CheckTenantRoleRules(p, &tc.roles, plurals), tc.want)
 		})
 	}
 	if errs := artifact.CheckTenantRoleRules(p, nil, own); len(errs) != 0 {
@@ -256,22 +566,53 @@ func TestCatalogChecksApplicationRights(t *testing.T) {
 func TestCheckComponentRules(t *testing.T) {
 	p := field.NewPath("variants").Index(0).Child("components").Index(0).Child("rules")
 	for _, tc := range []struct {
-		name string
-		rule rbacv1.PolicyRule
-		want []rightsError
+		name   string
+		reason string
+		rule   rbacv1.PolicyRule
+		want   []rightsError
 	}{
-		{"its own Deployments", rule(g("apps"), g("deployments"), "get", "create"), nil},
-		{"its own Secrets", rule(g(""), g("secrets"), "get", "create"), nil},
-		{"everything", rule(g("*"), g("*"), "*"), []rightsError{
-			{"variants[0].components[0].rules[0].verbs", "must be privileged: true"},
-			{"variants[0].components[0].rules[0].resources", "must be privileged: true"},
-			{"variants[0].components[0].rules[0].apiGroups", "must be privileged: true"}}},
-		{"RBAC", rule(g("rbac.authorization.k8s.io"), g("roles"), "create"), []rightsError{{"variants[0].components[0].rules[0].apiGroups", "must be privileged: true"}}},
-		{"its Namespace", rule(g(""), g("namespaces"), "update"), []rightsError{{"variants[0].components[0].rules[0].resources", "must be privileged: true"}}},
-		{"escalate", rule(g("example.com"), g("widgets"), "escalate"), []rightsError{{"variants[0].components[0].rules[0].verbs", "must be privileged: true"}}},
+		{
+			name:   "its own Deployments",
+			reason: "a component may manage its own Deployments without privileged: true",
+			rule:   rule(g("apps"), g("deployments"), "get", "create"),
+			want:   nil,
+		},
+		{
+			name:   "its own Secrets",
+			reason: "a component may manage its own Secrets without privileged: true",
+			rule:   rule(g(""), g("secrets"), "get", "create"),
+			want:   nil,
+		},
+		{
+			name:   "everything",
+			reason: "all rights need privileged: true, and each part of the rule says so",
+			rule:   rule(g("*"), g("*"), "*"),
+			want: []rightsError{
+				{"variants[0].components[0].rules[0].verbs", "must be privileged: true"},
+				{"variants[0].components[0].rules[0].resources", "must be privileged: true"},
+				{"variants[0].components[0].rules[0].apiGroups", "must be privileged: true"}},
+		},
+		{
+			name:   "RBAC",
+			reason: "RBAC rights need privileged: true",
+			rule:   rule(g("rbac.authorization.k8s.io"), g("roles"), "create"),
+			want:   []rightsError{{"variants[0].components[0].rules[0].apiGroups", "must be privileged: true"}},
+		},
+		{
+			name:   "its Namespace",
+			reason: "changing its Namespace needs privileged: true",
+			rule:   rule(g(""), g("namespaces"), "update"),
+			want:   []rightsError{{"variants[0].components[0].rules[0].resources", "must be privileged: true"}},
+		},
+		{
+			name:   "escalate",
+			reason: "escalate needs privileged: true",
+			rule:   rule(g("example.com"), g("widgets"), "escalate"),
+			want:   []rightsError{{"variants[0].components[0].rules[0].verbs", "must be privileged: true"}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkRightsErrors(t, artifact.CheckComponentRules(p, []rbacv1.PolicyRule{tc.rule}), tc.want)
+			checkRightsErrors(t, tc.reason, artifact.CheckComponentRules(p, []rbacv1.PolicyRule{tc.rule}), tc.want)
 		})
 	}
 }

@@ -18,11 +18,22 @@ import (
 func TestConformanceRefusesWhatBuildRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name, rule string
+		reason     string
 		edits      []edit
 	}{
-		{"tenant role of another plural", "CAT-definitions", []edit{{File: "catalog.yaml", Replace: "    kind: Demo\n",
-			With: "    kind: Demo\n    tenantRoles:\n      view:\n        - {apiGroups: [apps.cozystack.io], resources: [widgets], verbs: [get, list, watch]}\n"}}},
-		{"cozy-lib by path", "K5-pin", []edit{{File: "charts/demo/Chart.yaml", Replace: "repository: oci://localhost:5000/cozystack/charts", With: "repository: file://../../../cozy-lib"}}},
+		{
+			name:   "tenant role of another plural",
+			rule:   "CAT-definitions",
+			reason: "a plural the catalog does not serve is refused by conformance and build with one message, written once in contracts/artifact",
+			edits: []edit{{File: "catalog.yaml", Replace: "    kind: Demo\n",
+				With: "    kind: Demo\n    tenantRoles:\n      view:\n        - {apiGroups: [apps.cozystack.io], resources: [widgets], verbs: [get, list, watch]}\n"}},
+		},
+		{
+			name:   "cozy-lib by path",
+			rule:   "K5-pin",
+			reason: "cozy-lib from a file:// path is refused by conformance (K5-pin) and build with one message",
+			edits:  []edit{{File: "charts/demo/Chart.yaml", Replace: "repository: oci://localhost:5000/cozystack/charts", With: "repository: file://../../../cozy-lib"}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := seed(t, tc.edits, nil, nil)
@@ -32,11 +43,11 @@ func TestConformanceRefusesWhatBuildRefuses(t *testing.T) {
 			}
 			fs := findingsOf(r, tc.rule)
 			if len(fs) != 1 {
-				t.Fatalf("%d %s findings, want 1: %v", len(fs), tc.rule, r.Findings)
+				t.Fatalf("%s: %d %s findings, want 1 (%s): %v", tc.name, len(fs), tc.rule, tc.reason, r.Findings)
 			}
 			_, err = build.Build(context.Background(), dir, memory.New(), build.Options{})
 			if err == nil || !strings.Contains(err.Error(), fs[0].Message) {
-				t.Fatalf("build: %v; want an error saying %q", err, fs[0].Message)
+				t.Fatalf("%s: build: %v; want an error saying %q (%s)", tc.name, err, fs[0].Message, tc.reason)
 			}
 			t.Logf("conformance: %s\nbuild: %v", fs[0], err)
 		})

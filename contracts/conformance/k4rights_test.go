@@ -55,23 +55,59 @@ func TestBuiltinMapper(t *testing.T) {
 func TestMissingVerbs(t *testing.T) {
 	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 	for _, tc := range []struct {
-		name  string
-		rules []rbacv1.PolicyRule
-		want  []string
+		name   string
+		reason string
+		rules  []rbacv1.PolicyRule
+		want   []string
 	}{
-		{"no rule", nil, all},
-		{"every verb", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: all}}, nil},
-		{"split over two rules", []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: all[:3]},
-			{APIGroups: []string{"", "apps"}, Resources: []string{"configmaps", "secrets"}, Verbs: all[3:]},
-		}, nil},
-		{"some verbs", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create"}}}, []string{"list", "watch", "update", "patch", "delete"}},
-		{"another group", []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"secrets"}, Verbs: all}}, all},
-		{"by name only", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"x"}, Verbs: all}}, all},
-		{"wildcards", []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}, nil},
+		{
+			name:   "no rule",
+			reason: "no rule grants nothing: every verb is missing",
+			rules:  nil,
+			want:   all,
+		},
+		{
+			name:   "every verb",
+			reason: "one rule with every verb on the resource grants all",
+			rules:  []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: all}},
+			want:   nil,
+		},
+		{
+			name:   "split over two rules",
+			reason: "verbs add up over rules, and a rule naming several groups and resources counts for each",
+			rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: all[:3]},
+				{APIGroups: []string{"", "apps"}, Resources: []string{"configmaps", "secrets"}, Verbs: all[3:]},
+			},
+			want: nil,
+		},
+		{
+			name:   "some verbs",
+			reason: "only the verbs no rule grants are reported",
+			rules:  []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create"}}},
+			want:   []string{"list", "watch", "update", "patch", "delete"},
+		},
+		{
+			name:   "another group",
+			reason: "a rule in another group does not grant the core resource",
+			rules:  []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"secrets"}, Verbs: all}},
+			want:   all,
+		},
+		{
+			name:   "by name only",
+			reason: "a rule restricted to resourceNames grants nothing here: create and list cannot be restricted by name",
+			rules:  []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"x"}, Verbs: all}},
+			want:   all,
+		},
+		{
+			name:   "wildcards",
+			reason: "wildcards grant every verb on every resource",
+			rules:  []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}},
+			want:   nil,
+		},
 	} {
 		if got := missingVerbs(tc.rules, "", "secrets", helmVerbs); !slices.Equal(got, tc.want) {
-			t.Errorf("%s: missing %v, want %v", tc.name, got, tc.want)
+			t.Errorf("%s: missing %v, want %v (%s)", tc.name, got, tc.want, tc.reason)
 		}
 	}
 }
@@ -129,50 +165,74 @@ func TestApplicationRightsMessages(t *testing.T) {
 	secrets := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-a\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-b\n"
 	for _, tc := range []struct {
 		name    string
+		reason  string
 		write   map[string]string
 		replace []string
 		// want are fragments of the one finding's message and fix.
 		message, fix []string
 	}{
-		{"a resource not granted, for two objects",
-			map[string]string{"charts/demo/templates/secrets.yaml": secrets}, nil,
-			[]string{"application demo renders Secret demo-example-a, Secret demo-example-b (v1)", "applications[0].rules do not grant secrets", "installer ServiceAccount (cozy-installer-demo)"},
-			[]string{`add {apiGroups: [""], resources: [secrets], verbs: [get, list, watch, create, update, patch, delete]} to applications[0].rules in catalog.yaml`}},
-		{"a resource granted without some verbs",
-			map[string]string{"charts/demo/templates/secrets.yaml": secrets},
-			[]string{"resources: [configmaps], verbs: [get, list, watch, create, update, patch, delete]}", "resources: [configmaps], verbs: [get, list, watch, create, update, patch, delete]}\n      - {apiGroups: [\"\"], resources: [secrets], verbs: [get, create]}"},
-			[]string{"applications[0].rules grant secrets without the verbs list, watch, update, patch, delete"},
-			[]string{`add {apiGroups: [""], resources: [secrets]`}},
-		{"a cluster-scoped object",
-			map[string]string{"charts/demo/templates/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {{ .Release.Name }}\n"}, nil,
-			[]string{"renders Namespace demo-example (v1), which is cluster-scoped", "rights in its tenant namespace only"},
-			[]string{"remove it from the application chart", "clusterRules"}},
-		{"a CRD in the application chart's crds/",
-			map[string]string{"charts/demo/crds/widgets.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions: []\n"}, nil,
-			[]string{"renders CustomResourceDefinition widgets.example.com (apiextensions.k8s.io/v1), which is cluster-scoped"},
-			[]string{"remove it from the application chart"}},
-		{"a kind no catalog may grant",
-			map[string]string{"charts/demo/templates/hpa.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: x\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: x}\n"}, nil,
-			[]string{"no catalog may grant an application rbac.authorization.k8s.io/rolebindings (rbac.authorization.k8s.io is a Kubernetes API group"},
-			[]string{"render no RoleBinding in the application chart"}},
-		{"a kind no CRD defines, not granted",
-			map[string]string{"charts/demo/templates/gadget.yaml": "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: x\n"}, nil,
-			[]string{"Gadget x (example.com/v1) (a kind neither Kubernetes' nor of a CRD the catalog ships: its resource is guessed as gadgets)"},
-			[]string{"add {apiGroups: [example.com], resources: [gadgets]", "with the kind's real plural if it is not gadgets"}},
+		{
+			name:    "a resource not granted, for two objects",
+			reason:  "an object the rules do not grant is reported once for all its kind's objects, naming the installer account, with the rule to add",
+			write:   map[string]string{"charts/demo/templates/secrets.yaml": secrets},
+			replace: nil,
+			message: []string{"application demo renders Secret demo-example-a, Secret demo-example-b (v1)", "applications[0].rules do not grant secrets", "installer ServiceAccount (cozy-installer-demo)"},
+			fix:     []string{`add {apiGroups: [""], resources: [secrets], verbs: [get, list, watch, create, update, patch, delete]} to applications[0].rules in catalog.yaml`},
+		},
+		{
+			name:    "a resource granted without some verbs",
+			reason:  "a kind granted with too few verbs is reported with the verbs missing",
+			write:   map[string]string{"charts/demo/templates/secrets.yaml": secrets},
+			replace: []string{"resources: [configmaps], verbs: [get, list, watch, create, update, patch, delete]}", "resources: [configmaps], verbs: [get, list, watch, create, update, patch, delete]}\n      - {apiGroups: [\"\"], resources: [secrets], verbs: [get, create]}"},
+			message: []string{"applications[0].rules grant secrets without the verbs list, watch, update, patch, delete"},
+			fix:     []string{`add {apiGroups: [""], resources: [secrets]`},
+		},
+		{
+			name:    "a cluster-scoped object",
+			reason:  "a cluster-scoped object in an application chart is refused: the installer has rights in the tenant namespace only",
+			write:   map[string]string{"charts/demo/templates/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {{ .Release.Name }}\n"},
+			replace: nil,
+			message: []string{"renders Namespace demo-example (v1), which is cluster-scoped", "rights in its tenant namespace only"},
+			fix:     []string{"remove it from the application chart", "clusterRules"},
+		},
+		{
+			name:    "a CRD in the application chart's crds/",
+			reason:  "a CRD in crds/ is cluster-scoped too, and Helm installs it, so it counts",
+			write:   map[string]string{"charts/demo/crds/widgets.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions: []\n"},
+			replace: nil,
+			message: []string{"renders CustomResourceDefinition widgets.example.com (apiextensions.k8s.io/v1), which is cluster-scoped"},
+			fix:     []string{"remove it from the application chart"},
+		},
+		{
+			name:    "a kind no catalog may grant",
+			reason:  "a kind no catalog may grant (RBAC) is refused with the fix to render none, not a rule to add",
+			write:   map[string]string{"charts/demo/templates/hpa.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: x\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: x}\n"},
+			replace: nil,
+			message: []string{"no catalog may grant an application rbac.authorization.k8s.io/rolebindings (rbac.authorization.k8s.io is a Kubernetes API group"},
+			fix:     []string{"render no RoleBinding in the application chart"},
+		},
+		{
+			name:    "a kind no CRD defines, not granted",
+			reason:  "a kind of no known CRD is guessed by its plural, and the fix says to use the real plural",
+			write:   map[string]string{"charts/demo/templates/gadget.yaml": "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: x\n"},
+			replace: nil,
+			message: []string{"Gadget x (example.com/v1) (a kind neither Kubernetes' nor of a CRD the catalog ships: its resource is guessed as gadgets)"},
+			fix:     []string{"add {apiGroups: [example.com], resources: [gadgets]", "with the kind's real plural if it is not gadgets"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := rightsFindings(seededRights(t, tc.write, tc.replace...))
 			if len(fs) != 1 {
-				t.Fatalf("%d findings, want 1: %v", len(fs), fs)
+				t.Fatalf("%s: %d findings, want 1 (%s): %v", tc.name, len(fs), tc.reason, fs)
 			}
 			for _, w := range tc.message {
 				if !strings.Contains(fs[0].Message, w) {
-					t.Errorf("message %q\nwant it to contain %q", fs[0].Message, w)
+					t.Errorf("%s: message %q\nwant it to contain %q (%s)", tc.name, fs[0].Message, w, tc.reason)
 				}
 			}
 			for _, w := range tc.fix {
 				if !strings.Contains(fs[0].Fix, w) {
-					t.Errorf("fix %q\nwant it to contain %q", fs[0].Fix, w)
+					t.Errorf("%s: fix %q\nwant it to contain %q (%s)", tc.name, fs[0].Fix, w, tc.reason)
 				}
 			}
 		})

@@ -167,59 +167,126 @@ func TestBuildErrors(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
+		reason  string
 		breakIt func(t *testing.T, dir string)
 		opts    build.Options
 		want    string
 	}{
-		{"invalid catalog.yaml", func(t *testing.T, dir string) {
-			write(t, dir, "catalog.yaml", "apiVersion: cozystack.io/v1alpha1\nkind: Catalog\nname: demo\n")
-		}, build.Options{}, "version: Required value"},
-		{"missing chart directory", func(t *testing.T, dir string) {
-			os.RemoveAll(filepath.Join(dir, "charts/echo-operator"))
-		}, build.Options{}, "chart charts/echo-operator"},
-		{"chart without Chart.yaml", func(t *testing.T, dir string) {
-			os.Remove(filepath.Join(dir, "charts/echo-operator/Chart.yaml"))
-		}, build.Options{}, "Chart.yaml file is missing"},
-		{"dependency neither vendored nor a library", func(t *testing.T, dir string) {
-			write(t, dir, "charts/echo/Chart.yaml", "apiVersion: v2\nname: echo\nversion: 0.2.0\ndependencies:\n- name: cozy-lib\n  version: 1.0.0\n  repository: oci://ghcr.io/cozystack/charts\n")
-		}, build.Options{}, `dependency "cozy-lib" (repository "oci://ghcr.io/cozystack/charts") is not vendored in charts/: run ` + "`helm dependency build`"},
+		{
+			name:   "invalid catalog.yaml",
+			reason: "catalog.yaml is validated before anything is built: a catalog without a version is refused",
+			breakIt: func(t *testing.T, dir string) {
+				write(t, dir, "catalog.yaml", "apiVersion: cozystack.io/v1alpha1\nkind: Catalog\nname: demo\n")
+			},
+			opts: build.Options{},
+			want: "version: Required value",
+		},
+		{
+			name:   "missing chart directory",
+			reason: "every chart a component names must exist in the catalog directory; the error names the chart",
+			breakIt: func(t *testing.T, dir string) {
+				os.RemoveAll(filepath.Join(dir, "charts/echo-operator"))
+			},
+			opts: build.Options{},
+			want: "chart charts/echo-operator",
+		},
+		{
+			name:   "chart without Chart.yaml",
+			reason: "a chart directory is a Helm chart only with its Chart.yaml",
+			breakIt: func(t *testing.T, dir string) {
+				os.Remove(filepath.Join(dir, "charts/echo-operator/Chart.yaml"))
+			},
+			opts: build.Options{},
+			want: "Chart.yaml file is missing",
+		},
+		{
+			name:   "dependency neither vendored nor a library",
+			reason: "a dependency is built from charts/ or a catalog library, never fetched at build time; the error says how to vendor it",
+			breakIt: func(t *testing.T, dir string) {
+				write(t, dir, "charts/echo/Chart.yaml", "apiVersion: v2\nname: echo\nversion: 0.2.0\ndependencies:\n- name: cozy-lib\n  version: 1.0.0\n  repository: oci://ghcr.io/cozystack/charts\n")
+			},
+			opts: build.Options{},
+			want: `dependency "cozy-lib" (repository "oci://ghcr.io/cozystack/charts") is not vendored in charts/: run ` + "`helm dependency build`",
+		},
 		// cozy-lib as a library of the catalog, by path: what conformance
 		// refuses (K5-pin) build refuses too, with the same rule.
-		{"cozy-lib from a file:// library", func(t *testing.T, dir string) {
-			if err := os.MkdirAll(filepath.Join(dir, "lib/cozy-lib"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			write(t, dir, "lib/cozy-lib/Chart.yaml", "apiVersion: v2\nname: cozy-lib\ntype: library\nversion: 0.1.0\n")
-			write(t, dir, "catalog.yaml", strings.Replace(readFile(t, filepath.Join(dir, "catalog.yaml")), "libraries:\n", "libraries:\n  - path: lib/cozy-lib\n", 1))
-			write(t, dir, "charts/echo/Chart.yaml", "apiVersion: v2\nname: echo\nversion: 0.2.0\ndependencies:\n- name: cozy-lib\n  version: 0.1.0\n  repository: file://../../lib/cozy-lib\n")
-		}, build.Options{}, `chart charts/echo: Chart.yaml dependencies[0].repository: cozy-lib comes from "file://../../lib/cozy-lib": a catalog takes it only as the OCI chart the platform publishes`},
-		{"cozy-lib at a range of versions", func(t *testing.T, dir string) {
-			write(t, dir, "charts/echo/Chart.yaml", "apiVersion: v2\nname: echo\nversion: 0.2.0\ndependencies:\n- name: cozy-lib\n  version: \">=0.1.0\"\n  repository: oci://ghcr.io/cozystack/charts\n")
-		}, build.Options{}, `dependencies[0].version: cozy-lib version ">=0.1.0" is not one exact version`},
-		{"file dependency outside the libraries", func(t *testing.T, dir string) {
-			write(t, dir, "catalog.yaml", strings.Replace(readFile(t, filepath.Join(dir, "catalog.yaml")), "libraries:\n  - path: lib/demo-lib\n", "", 1))
-		}, build.Options{}, "lib/demo-lib is not a library of the catalog: add {path: lib/demo-lib} to libraries"},
-		{"library version outside the constraint", func(t *testing.T, dir string) {
-			write(t, dir, "lib/demo-lib/Chart.yaml", "apiVersion: v2\nname: demo-lib\ntype: library\nversion: 1.0.0\n")
-		}, build.Options{}, `wants version >=0.1.0 <1.0.0, but library lib/demo-lib is 1.0.0`},
-		{"library that is an application", func(t *testing.T, dir string) {
-			write(t, dir, "lib/demo-lib/Chart.yaml", "apiVersion: v2\nname: demo-lib\nversion: 0.1.0\n")
-		}, build.Options{}, `libraries[0]: library lib/demo-lib: Chart.yaml has type "application", want library`},
-		{"symlink leaving the catalog", func(t *testing.T, dir string) {
-			outside := filepath.Join(t.TempDir(), "secret")
-			write(t, filepath.Dir(outside), "secret", "token")
-			if err := os.Symlink(outside, filepath.Join(dir, "charts/echo/secret.txt")); err != nil {
-				t.Fatal(err)
-			}
-		}, build.Options{}, "outside the catalog directory; copy the file into the chart instead"},
-		{"bad tag", func(t *testing.T, dir string) {}, build.Options{Tag: "-x"}, `tag "-x"`},
+		{
+			name:   "cozy-lib from a file:// library",
+			reason: "cozy-lib is taken only as the OCI chart the platform publishes, the same rule conformance applies (K5-pin)",
+			breakIt: func(t *testing.T, dir string) {
+				if err := os.MkdirAll(filepath.Join(dir, "lib/cozy-lib"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				write(t, dir, "lib/cozy-lib/Chart.yaml", "apiVersion: v2\nname: cozy-lib\ntype: library\nversion: 0.1.0\n")
+				write(t, dir, "catalog.yaml", strings.Replace(readFile(t, filepath.Join(dir, "catalog.yaml")), "libraries:\n", "libraries:\n  - path: lib/cozy-lib\n", 1))
+				write(t, dir, "charts/echo/Chart.yaml", "apiVersion: v2\nname: echo\nversion: 0.2.0\ndependencies:\n- name: cozy-lib\n  version: 0.1.0\n  repository: file://../../lib/cozy-lib\n")
+			},
+			opts: build.Options{},
+			want: `chart charts/echo: Chart.yaml dependencies[0].repository: cozy-lib comes from "file://../../lib/cozy-lib": a catalog takes it only as the OCI chart the platform publishes`,
+		},
+		{
+			name:   "cozy-lib at a range of versions",
+			reason: "cozy-lib is pinned to one exact version, so every build of a catalog gets the same library",
+			breakIt: func(t *testing.T, dir string) {
+				write(t, dir, "charts/echo/Chart.yaml", "apiVersion: v2\nname: echo\nversion: 0.2.0\ndependencies:\n- name: cozy-lib\n  version: \">=0.1.0\"\n  repository: oci://ghcr.io/cozystack/charts\n")
+			},
+			opts: build.Options{},
+			want: `dependencies[0].version: cozy-lib version ">=0.1.0" is not one exact version`,
+		},
+		{
+			name:   "file dependency outside the libraries",
+			reason: "a file:// dependency must point at a library the catalog declares in libraries; the error says what to add",
+			breakIt: func(t *testing.T, dir string) {
+				write(t, dir, "catalog.yaml", strings.Replace(readFile(t, filepath.Join(dir, "catalog.yaml")), "libraries:\n  - path: lib/demo-lib\n", "", 1))
+			},
+			opts: build.Options{},
+			want: "lib/demo-lib is not a library of the catalog: add {path: lib/demo-lib} to libraries",
+		},
+		{
+			name:   "library version outside the constraint",
+			reason: "a library dependency's version constraint is checked against the library's Chart.yaml",
+			breakIt: func(t *testing.T, dir string) {
+				write(t, dir, "lib/demo-lib/Chart.yaml", "apiVersion: v2\nname: demo-lib\ntype: library\nversion: 1.0.0\n")
+			},
+			opts: build.Options{},
+			want: `wants version >=0.1.0 <1.0.0, but library lib/demo-lib is 1.0.0`,
+		},
+		{
+			name:   "library that is an application",
+			reason: "a catalog library must be a Helm library chart, not an application",
+			breakIt: func(t *testing.T, dir string) {
+				write(t, dir, "lib/demo-lib/Chart.yaml", "apiVersion: v2\nname: demo-lib\nversion: 0.1.0\n")
+			},
+			opts: build.Options{},
+			want: `libraries[0]: library lib/demo-lib: Chart.yaml has type "application", want library`,
+		},
+		{
+			name:   "symlink leaving the catalog",
+			reason: "a symlink out of the catalog directory is refused, so a build cannot pack files from elsewhere",
+			breakIt: func(t *testing.T, dir string) {
+				outside := filepath.Join(t.TempDir(), "secret")
+				write(t, filepath.Dir(outside), "secret", "token")
+				if err := os.Symlink(outside, filepath.Join(dir, "charts/echo/secret.txt")); err != nil {
+					t.Fatal(err)
+				}
+			},
+			opts: build.Options{},
+			want: "outside the catalog directory; copy the file into the chart instead",
+		},
+		{
+			name:    "bad tag",
+			reason:  "the tag is checked against the OCI tag grammar before anything is pushed",
+			breakIt: func(t *testing.T, dir string) {},
+			opts:    build.Options{Tag: "-x"},
+			want:    `tag "-x"`,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyCatalog(t)
 			tc.breakIt(t, dir)
 			_, err := build.Build(context.Background(), dir, memory.New(), tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Build: %v\nwant an error containing %q", err, tc.want)
+				t.Fatalf("%s: Build: %v\nwant an error containing %q (%s)", tc.name, err, tc.want, tc.reason)
 			}
 		})
 	}
@@ -440,43 +507,90 @@ func TestBuildRefusesBadDefinitions(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
+		reason  string
 		breakIt func(t *testing.T, dir string)
 		want    []string
 	}{
-		{"an object of another kind", edit(policy, "kind: ValidatingAdmissionPolicyBinding", "kind: ClusterRoleBinding"),
-			[]string{policy + ", document 2: ", `kind "ClusterRoleBinding"`, "installs only"}},
-		{"an AD for a kind not provided", edit(ad, "kind: Echo", "kind: Postgres"),
-			[]string{ad + ", document 1 (ApplicationDefinition echo): spec.application.kind: Invalid value: \"Postgres\": is not in catalog.yaml provides.applicationKinds [Echo]",
-				"catalog.yaml: provides.applicationKinds[0]: kind Echo has no ApplicationDefinition"}},
-		{"a policy matching pods", edit(policy, `- apiGroups: ["apps.cozystack.io"]`, `- apiGroups: [""]`),
-			[]string{policy + ", document 1 (ValidatingAdmissionPolicy echo-message.cozystack.io): spec.matchConstraints.resourceRules[0].apiGroups"}},
-		{"a policy matching another catalog's kind", edit(policy, `resources: ["echoes", "echoes/status"]`, `resources: ["echoes", "postgreses"]`),
-			[]string{policy + ", document 1 (ValidatingAdmissionPolicy echo-message.cozystack.io): spec.matchConstraints.resourceRules[0].resources[1]: Invalid value: \"postgreses\""}},
-		{"a binding to an unknown policy", edit(policy, "policyName: echo-message.cozystack.io", "policyName: cluster-wide"),
-			[]string{policy + ", document 2 (ValidatingAdmissionPolicyBinding echo-message.cozystack.io): spec.policyName: Invalid value: \"cluster-wide\""}},
-		{"an unknown field in an AD's spec", edit(ad, "  release:\n", "  relese: {}\n  release:\n"),
-			[]string{ad + ", document 1 (ApplicationDefinition echo): unknown field \"spec.relese\""}},
-		{"a namespaced object", edit(ad, "  name: echo\n", "  name: echo\n  namespace: tenant-root\n"),
-			[]string{ad + ", document 1 (ApplicationDefinition echo): metadata.namespace: Forbidden"}},
-		{"a document that is not YAML", edit(policy, "validationActions: [Deny]", "validationActions: [Deny"),
-			[]string{policy + ", document 2 (line 18): not valid YAML"}},
-		{"a duplicate key", edit(ad, "  name: echo\n", "  name: echo\n  name: other\n"),
-			[]string{ad + ", document 1 (line 1): not valid YAML", `"name" already set in map`}},
-		{"a definition linking outside the catalog", func(t *testing.T, dir string) {
-			outside := filepath.Join(t.TempDir(), "x.yaml")
-			if err := os.WriteFile(outside, []byte(readFile(t, filepath.Join(dir, ad))), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			os.Remove(filepath.Join(dir, ad))
-			if err := os.Symlink(outside, filepath.Join(dir, ad)); err != nil {
-				t.Fatal(err)
-			}
-		}, []string{ad + ": links to", "outside the catalog directory"}},
-		{"a directory named like a definition", func(t *testing.T, dir string) {
-			if err := os.Mkdir(filepath.Join(dir, "applicationdefinitions/more.yaml"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}, []string{"applicationdefinitions/more.yaml: not a regular file"}},
+		{
+			name:    "an object of another kind",
+			reason:  "a definitions file holds only the kinds the platform installs, never e.g. a ClusterRoleBinding",
+			breakIt: edit(policy, "kind: ValidatingAdmissionPolicyBinding", "kind: ClusterRoleBinding"),
+			want:    []string{policy + ", document 2: ", `kind "ClusterRoleBinding"`, "installs only"},
+		},
+		{
+			name:    "an AD for a kind not provided",
+			reason:  "an AD may define only a kind the catalog provides, and every provided kind needs its AD",
+			breakIt: edit(ad, "kind: Echo", "kind: Postgres"),
+			want: []string{ad + ", document 1 (ApplicationDefinition echo): spec.application.kind: Invalid value: \"Postgres\": is not in catalog.yaml provides.applicationKinds [Echo]",
+				"catalog.yaml: provides.applicationKinds[0]: kind Echo has no ApplicationDefinition"},
+		},
+		{
+			name:    "a policy matching pods",
+			reason:  "a policy may match only the catalog's own API group, never core objects like pods",
+			breakIt: edit(policy, `- apiGroups: ["apps.cozystack.io"]`, `- apiGroups: [""]`),
+			want:    []string{policy + ", document 1 (ValidatingAdmissionPolicy echo-message.cozystack.io): spec.matchConstraints.resourceRules[0].apiGroups"},
+		},
+		{
+			name:    "a policy matching another catalog's kind",
+			reason:  "a policy may match only resources the catalog serves, not another catalog's kinds",
+			breakIt: edit(policy, `resources: ["echoes", "echoes/status"]`, `resources: ["echoes", "postgreses"]`),
+			want:    []string{policy + ", document 1 (ValidatingAdmissionPolicy echo-message.cozystack.io): spec.matchConstraints.resourceRules[0].resources[1]: Invalid value: \"postgreses\""},
+		},
+		{
+			name:    "a binding to an unknown policy",
+			reason:  "a binding must bind a policy of the same catalog, not a cluster-wide one",
+			breakIt: edit(policy, "policyName: echo-message.cozystack.io", "policyName: cluster-wide"),
+			want:    []string{policy + ", document 2 (ValidatingAdmissionPolicyBinding echo-message.cozystack.io): spec.policyName: Invalid value: \"cluster-wide\""},
+		},
+		{
+			name:    "an unknown field in an AD's spec",
+			reason:  "an AD is decoded strictly: a misspelt spec field is refused, not ignored",
+			breakIt: edit(ad, "  release:\n", "  relese: {}\n  release:\n"),
+			want:    []string{ad + ", document 1 (ApplicationDefinition echo): unknown field \"spec.relese\""},
+		},
+		{
+			name:    "a namespaced object",
+			reason:  "definitions are cluster-scoped: a namespace on one is forbidden",
+			breakIt: edit(ad, "  name: echo\n", "  name: echo\n  namespace: tenant-root\n"),
+			want:    []string{ad + ", document 1 (ApplicationDefinition echo): metadata.namespace: Forbidden"},
+		},
+		{
+			name:    "a document that is not YAML",
+			reason:  "a file that is not YAML is refused with its document and line",
+			breakIt: edit(policy, "validationActions: [Deny]", "validationActions: [Deny"),
+			want:    []string{policy + ", document 2 (line 18): not valid YAML"},
+		},
+		{
+			name:    "a duplicate key",
+			reason:  "a duplicate key is refused rather than the last value silently winning",
+			breakIt: edit(ad, "  name: echo\n", "  name: echo\n  name: other\n"),
+			want:    []string{ad + ", document 1 (line 1): not valid YAML", `"name" already set in map`},
+		},
+		{
+			name:   "a definition linking outside the catalog",
+			reason: "a definition that is a symlink out of the catalog is refused, so a build cannot pack files from elsewhere",
+			breakIt: func(t *testing.T, dir string) {
+				outside := filepath.Join(t.TempDir(), "x.yaml")
+				if err := os.WriteFile(outside, []byte(readFile(t, filepath.Join(dir, ad))), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				os.Remove(filepath.Join(dir, ad))
+				if err := os.Symlink(outside, filepath.Join(dir, ad)); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: []string{ad + ": links to", "outside the catalog directory"},
+		},
+		{
+			name:   "a directory named like a definition",
+			reason: "only regular files are definitions: a directory with a .yaml name is refused",
+			breakIt: func(t *testing.T, dir string) {
+				if err := os.Mkdir(filepath.Join(dir, "applicationdefinitions/more.yaml"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: []string{"applicationdefinitions/more.yaml: not a regular file"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyCatalogWithDefinitions(t)
@@ -484,15 +598,15 @@ func TestBuildRefusesBadDefinitions(t *testing.T) {
 			store := &counting{Target: memory.New()}
 			_, err := build.Build(context.Background(), dir, store, build.Options{})
 			if err == nil {
-				t.Fatal("Build succeeded")
+				t.Fatalf("%s: Build succeeded (%s)", tc.name, tc.reason)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Build: %v\nwant an error containing %q", err, w)
+					t.Errorf("%s: Build: %v\nwant an error containing %q (%s)", tc.name, err, w, tc.reason)
 				}
 			}
 			if store.pushes != 0 {
-				t.Errorf("a refused build pushed %d blobs", store.pushes)
+				t.Errorf("%s: a refused build pushed %d blobs (%s)", tc.name, store.pushes, tc.reason)
 			}
 		})
 	}
@@ -515,18 +629,31 @@ func (c *counting) Push(ctx context.Context, desc ocispec.Descriptor, r io.Reade
 func TestRepositoryCatalogsBuild(t *testing.T) {
 	for _, tc := range []struct {
 		dir     string
+		reason  string
 		objects []string
 	}{
-		{"../../../catalogs/services", []string{
-			"ApplicationDefinition clickhouse", "ApplicationDefinition kafka", "ApplicationDefinition mariadb", "ApplicationDefinition mongodb",
-			"ApplicationDefinition nats", "ApplicationDefinition postgres", "ApplicationDefinition rabbitmq", "ApplicationDefinition redis"}},
-		{"../../../catalogs/virtualization", []string{
-			"ApplicationDefinition kubernetes", "ApplicationDefinition vm-disk", "ApplicationDefinition vm-instance", "ApplicationDefinition vpc"}},
+		{
+			dir:    "../../../catalogs/services",
+			reason: "the services catalog builds and its eight ADs come back from Pull in file order",
+			objects: []string{
+				"ApplicationDefinition clickhouse", "ApplicationDefinition kafka", "ApplicationDefinition mariadb", "ApplicationDefinition mongodb",
+				"ApplicationDefinition nats", "ApplicationDefinition postgres", "ApplicationDefinition rabbitmq", "ApplicationDefinition redis"},
+		},
+		{
+			dir:    "../../../catalogs/virtualization",
+			reason: "the virtualization catalog builds and its four ADs come back from Pull in file order",
+			objects: []string{
+				"ApplicationDefinition kubernetes", "ApplicationDefinition vm-disk", "ApplicationDefinition vm-instance", "ApplicationDefinition vpc"},
+		},
 		// The platform's own catalog (platform/catalog.yaml), whose
 		// definitions include a policy and its binding.
-		{"../../../platform", []string{
-			"ValidatingAdmissionPolicy tenant-namespace-length.cozystack.io", "ValidatingAdmissionPolicyBinding tenant-namespace-length.cozystack.io",
-			"ApplicationDefinition tenant"}},
+		{
+			dir:    "../../../platform",
+			reason: "the platform catalog builds, and its policy and binding come back from Pull with its AD",
+			objects: []string{
+				"ValidatingAdmissionPolicy tenant-namespace-length.cozystack.io", "ValidatingAdmissionPolicyBinding tenant-namespace-length.cozystack.io",
+				"ApplicationDefinition tenant"},
+		},
 	} {
 		t.Run(filepath.Base(tc.dir), func(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(tc.dir, artifact.CatalogFile)); err != nil {
@@ -554,10 +681,10 @@ func TestRepositoryCatalogsBuild(t *testing.T) {
 				objects = append(objects, o.GetKind()+" "+o.GetName())
 			}
 			if len(files) == 0 || !slices.Equal(paths, files) {
-				t.Errorf("definitions layers %v, want the files %v", paths, files)
+				t.Errorf("%s: definitions layers %v, want the files %v (%s)", tc.dir, paths, files, tc.reason)
 			}
 			if !slices.Equal(objects, tc.objects) {
-				t.Errorf("objects %v, want %v", objects, tc.objects)
+				t.Errorf("%s: objects %v, want %v (%s)", tc.dir, objects, tc.objects, tc.reason)
 			}
 		})
 	}

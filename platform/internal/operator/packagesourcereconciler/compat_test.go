@@ -20,12 +20,14 @@ func TestCheckValues(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name       string
+		reason     string
 		next       string
 		apps       []StoredValues
 		want       []KeyChange
 		namespaces map[string]int
 	}{{
-		name: "renamed key",
+		name:   "renamed key",
+		reason: "a renamed key under additionalProperties: false refuses stored values that use the old name",
 		next: `{"type":"object","additionalProperties":false,"properties":{
 			"memoryLimit":{"type":"string","default":"64Mi"},
 			"tier":{"type":"string","enum":["small","medium","large"]},
@@ -34,7 +36,8 @@ func TestCheckValues(t *testing.T) {
 		want:       []KeyChange{{Path: "maxMemory", RenamedTo: "memoryLimit", Problem: problemUndeclared, Applications: 2}},
 		namespaces: map[string]int{"t-a": 1, "t-b": 1},
 	}, {
-		name: "removed key",
+		name:   "removed key",
+		reason: "a removed key refuses stored values that set it",
 		next: `{"type":"object","additionalProperties":false,"properties":{
 			"maxMemory":{"type":"string","default":"64Mi"},
 			"resources":{"type":"object","additionalProperties":false,"properties":{"cpu":{"type":"string"},"disk":{"type":"integer"}}}}}`,
@@ -42,7 +45,8 @@ func TestCheckValues(t *testing.T) {
 		want:       []KeyChange{{Path: "tier", Problem: problemUndeclared, Applications: 1}},
 		namespaces: map[string]int{"t-a": 1},
 	}, {
-		name: "narrowed enum",
+		name:   "narrowed enum",
+		reason: "a narrowed enum refuses stored values outside it",
 		next: `{"type":"object","additionalProperties":false,"properties":{
 			"maxMemory":{"type":"string","default":"64Mi"},
 			"tier":{"type":"string","enum":["small","medium"]},
@@ -51,7 +55,8 @@ func TestCheckValues(t *testing.T) {
 		want:       []KeyChange{{Path: "tier", Problem: `Unsupported value: "large": supported values: "small", "medium"`, Applications: 1}},
 		namespaces: map[string]int{"t-a": 1},
 	}, {
-		name: "nested key renamed and narrowed type",
+		name:   "nested key renamed and narrowed type",
+		reason: "nested keys are checked by their full path, renames and type changes both",
 		next: `{"type":"object","additionalProperties":false,"properties":{
 			"maxMemory":{"type":"string","default":"64Mi"},
 			"tier":{"type":"string","enum":["small","medium","large"]},
@@ -63,11 +68,13 @@ func TestCheckValues(t *testing.T) {
 		},
 		namespaces: map[string]int{"t-a": 1},
 	}, {
-		name: "platform keys are not the tenant's",
-		next: `{"type":"object","additionalProperties":false,"properties":{"maxMemory":{"type":"string"}}}`,
-		apps: []StoredValues{app("t-a", `{"_cluster":{"domain":"x"},"_namespace":{"host":"y"},"maxMemory":"1Gi"}`)},
+		name:   "platform keys are not the tenant's",
+		reason: "the platform's _cluster and _namespace keys are not tenant values and never count",
+		next:   `{"type":"object","additionalProperties":false,"properties":{"maxMemory":{"type":"string"}}}`,
+		apps:   []StoredValues{app("t-a", `{"_cluster":{"domain":"x"},"_namespace":{"host":"y"},"maxMemory":"1Gi"}`)},
 	}, {
-		name: "compatible addition",
+		name:   "compatible addition",
+		reason: "adding a key breaks no stored values",
 		next: `{"type":"object","additionalProperties":false,"properties":{
 			"maxMemory":{"type":"string","default":"64Mi"},
 			"replicas":{"type":"integer","default":1},
@@ -75,7 +82,8 @@ func TestCheckValues(t *testing.T) {
 			"resources":{"type":"object","additionalProperties":false,"properties":{"cpu":{"type":"string"},"disk":{"type":"integer"},"gpu":{"type":"integer"}}}}}`,
 		apps: []StoredValues{app("t-a", `{"maxMemory":"1Gi","tier":"large","resources":{"cpu":"1","disk":3}}`), app("t-b", ``)},
 	}, {
-		name: "the documented deprecation keeps the old key one version",
+		name:   "the documented deprecation keeps the old key one version",
+		reason: "a key deprecated as documented stays accepted for one version",
 		next: `{"type":"object","additionalProperties":false,"properties":{
 			"maxMemory":{"type":"string","deprecated":true},
 			"memoryLimit":{"type":"string","default":"64Mi"},
@@ -83,11 +91,17 @@ func TestCheckValues(t *testing.T) {
 			"resources":{"type":"object","additionalProperties":false,"properties":{"cpu":{"type":"string"},"disk":{"type":"integer"}}}}}`,
 		apps: []StoredValues{app("t-a", `{"maxMemory":"128Mi"}`)},
 	}, {
-		name: "what the served schema already refused is not counted",
-		next: `{"type":"object","additionalProperties":false,"properties":{"maxMemory":{"type":"string","default":"64Mi"}}}`,
-		apps: []StoredValues{app("t-a", `{"stale":true}`)},
+		name:   "what the served schema already refused is not counted",
+		reason: "values the served schema already refused are not counted against the new one",
+		next:   `{"type":"object","additionalProperties":false,"properties":{"maxMemory":{"type":"string","default":"64Mi"}}}`,
+		apps:   []StoredValues{app("t-a", `{"stale":true}`)},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("%s: %s", tc.name, tc.reason)
+				}
+			})
 			got, namespaces := CheckValues(v1, tc.next, tc.apps)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("keys (-want +got):\n%s", diff)

@@ -71,6 +71,7 @@ func TestFetch(t *testing.T) {
 	tooNew := revision("3.0.0", "99.0.0")
 	for _, tc := range []struct {
 		name      string
+		reason    string
 		served    *artifact.Artifact
 		resolve   fakeTarget
 		store     fakeStore
@@ -81,26 +82,86 @@ func TestFetch(t *testing.T) {
 		discards  int
 		openError error
 	}{
-		{name: "the origin cannot be opened", openError: errors.New("spec.layout.path /x: no such file"),
-			want: status.Result{State: status.StateProgressing, Reason: v1alpha1.ReasonPullFailed}, msg: []string{"/x", "nothing is served yet"}},
-		{name: "resolve fails, the served revision stays", served: served, resolve: fakeTarget{err: errors.New("connection refused")},
-			want: status.Result{State: status.StateProgressing, Reason: v1alpha1.ReasonPullFailed}, msg: []string{"resolve reg/acme:1", "connection refused", "still serving the last good revision 1.0.0@"}},
-		{name: "the served digest: nothing pulled", served: served, resolve: fakeTarget{desc: served.Manifest},
-			want: status.Result{State: status.StateReady, Reason: v1alpha1.ReasonArtifactReady}, msg: []string{"serving catalog acme 1.0.0"}},
-		{name: "a new revision", served: served, resolve: fakeTarget{desc: next.Manifest}, store: fakeStore{pulled: next},
-			want: status.Result{State: status.StateReady, Reason: v1alpha1.ReasonArtifactReady}, msg: []string{"serving catalog acme 2.0.0"}, fresh: true, pulls: 2},
-		{name: "a transient pull failure is retried", served: served, resolve: fakeTarget{desc: next.Manifest}, store: fakeStore{pullErr: errors.New("EOF")},
-			want: status.Result{State: status.StateProgressing, Reason: v1alpha1.ReasonPullFailed}, msg: []string{"pull reg/acme:1: EOF"}, pulls: 2},
-		{name: "a digest mismatch is retried", resolve: fakeTarget{desc: next.Manifest},
-			store: fakeStore{pullErr: &artifact.DigestMismatchError{Blob: "manifest", Expected: next.Manifest.Digest, Actual: digest.FromString("x")}},
-			want:  status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonDigestMismatch}, msg: []string{"corrupt or tampered with"}, pulls: 2},
-		{name: "an invalid artifact is not pulled again", served: served, resolve: fakeTarget{desc: next.Manifest},
-			store: fakeStore{pullErr: fmt.Errorf("%w: config: kind: Unsupported value", artifact.ErrInvalidArtifact)},
-			want:  status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonInvalidArtifact}, msg: []string{"cozypkg build", "is not pulled again until the tag moves"}, pulls: 1},
-		{name: "a catalog for a newer platform is discarded and not pulled again", resolve: fakeTarget{desc: tooNew.Manifest}, store: fakeStore{pulled: tooNew},
-			want: status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonRequirementsNotMet}, msg: []string{"99.0.0", "is not pulled again"}, pulls: 1, discards: 1},
+		{
+			name:      "the origin cannot be opened",
+			reason:    "an origin that cannot be opened is a pull failure, saying nothing is served yet",
+			openError: errors.New("spec.layout.path /x: no such file"),
+			want:      status.Result{State: status.StateProgressing, Reason: v1alpha1.ReasonPullFailed},
+			msg:       []string{"/x", "nothing is served yet"},
+		},
+		{
+			name:    "resolve fails, the served revision stays",
+			reason:  "a failed resolve keeps the served revision, and the message says so",
+			served:  served,
+			resolve: fakeTarget{err: errors.New("connection refused")},
+			want:    status.Result{State: status.StateProgressing, Reason: v1alpha1.ReasonPullFailed},
+			msg:     []string{"resolve reg/acme:1", "connection refused", "still serving the last good revision 1.0.0@"},
+		},
+		{
+			name:    "the served digest: nothing pulled",
+			reason:  "a resolve to the served digest pulls nothing",
+			served:  served,
+			resolve: fakeTarget{desc: served.Manifest},
+			want:    status.Result{State: status.StateReady, Reason: v1alpha1.ReasonArtifactReady},
+			msg:     []string{"serving catalog acme 1.0.0"},
+		},
+		{
+			name:    "a new revision",
+			reason:  "a new digest is pulled and served as a new revision",
+			served:  served,
+			resolve: fakeTarget{desc: next.Manifest},
+			store:   fakeStore{pulled: next},
+			want:    status.Result{State: status.StateReady, Reason: v1alpha1.ReasonArtifactReady},
+			msg:     []string{"serving catalog acme 2.0.0"},
+			fresh:   true,
+			pulls:   2,
+		},
+		{
+			name:    "a transient pull failure is retried",
+			reason:  "a transient pull failure is retried",
+			served:  served,
+			resolve: fakeTarget{desc: next.Manifest},
+			store:   fakeStore{pullErr: errors.New("EOF")},
+			want:    status.Result{State: status.StateProgressing, Reason: v1alpha1.ReasonPullFailed},
+			msg:     []string{"pull reg/acme:1: EOF"},
+			pulls:   2,
+		},
+		{
+			name:    "a digest mismatch is retried",
+			reason:  "a digest mismatch is retried, but reported as stalled: the artifact is corrupt or tampered with",
+			resolve: fakeTarget{desc: next.Manifest},
+			store:   fakeStore{pullErr: &artifact.DigestMismatchError{Blob: "manifest", Expected: next.Manifest.Digest, Actual: digest.FromString("x")}},
+			want:    status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonDigestMismatch},
+			msg:     []string{"corrupt or tampered with"},
+			pulls:   2,
+		},
+		{
+			name:    "an invalid artifact is not pulled again",
+			reason:  "an invalid artifact is not pulled again until the tag moves",
+			served:  served,
+			resolve: fakeTarget{desc: next.Manifest},
+			store:   fakeStore{pullErr: fmt.Errorf("%w: config: kind: Unsupported value", artifact.ErrInvalidArtifact)},
+			want:    status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonInvalidArtifact},
+			msg:     []string{"cozypkg build", "is not pulled again until the tag moves"},
+			pulls:   1,
+		},
+		{
+			name:     "a catalog for a newer platform is discarded and not pulled again",
+			reason:   "a catalog for a newer platform is discarded and not pulled again",
+			resolve:  fakeTarget{desc: tooNew.Manifest},
+			store:    fakeStore{pulled: tooNew},
+			want:     status.Result{State: status.StateStalled, Reason: v1alpha1.ReasonRequirementsNotMet},
+			msg:      []string{"99.0.0", "is not pulled again"},
+			pulls:    1,
+			discards: 1,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("%s: %s", tc.name, tc.reason)
+				}
+			})
 			store := tc.store
 			r := &Reconciler{Store: &store, Platform: requirements.Platform{Version: "1.0.0"},
 				Open: func(context.Context, client.Reader, v1alpha1.PackageSourceSpec) (*Origin, error) {

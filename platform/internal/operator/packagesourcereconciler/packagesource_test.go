@@ -19,33 +19,70 @@ import (
 func TestPullFailureReasons(t *testing.T) {
 	tests := []struct {
 		name   string
+		why    string
 		err    error
-		reason string
+		reason string // the condition reason
 		kind   status.State
 		msg    string
 	}{
-		{"digest", fmt.Errorf("wrapped: %w", &artifact.DigestMismatchError{Blob: "chart charts/a", Expected: "sha256:aa", Actual: "sha256:bb"}),
-			v1alpha1.ReasonDigestMismatch, status.StateStalled, "expected sha256:aa, got sha256:bb"},
-		{"size", &artifact.SizeMismatchError{Blob: "config", Digest: "sha256:aa", Expected: 3, Actual: 2},
-			v1alpha1.ReasonDigestMismatch, status.StateStalled, "expected 3 bytes, got 2"},
-		{"unsafe", fmt.Errorf("chart charts/a: %w", &safetar.EntryError{Entry: "../x", Err: safetar.ErrPathTraversal}),
-			v1alpha1.ReasonUnsafeArchive, status.StateStalled, `entry "../x": path traversal`},
-		{"invalid", fmt.Errorf("%w: manifest artifactType", artifact.ErrInvalidArtifact),
-			v1alpha1.ReasonInvalidArtifact, status.StateStalled, "cozypkg build"},
-		{"too large", &artifact.TooLargeError{Blob: "config", Size: 10, Limit: 5},
-			v1alpha1.ReasonInvalidArtifact, status.StateStalled, "exceeds the limit"},
-		{"network", errors.New("dial tcp 127.0.0.1:1: connection refused"),
-			v1alpha1.ReasonPullFailed, status.StateProgressing, "connection refused"},
+		{
+			name:   "digest",
+			why:    "a digest mismatch, even wrapped, stalls the source and names both digests",
+			err:    fmt.Errorf("wrapped: %w", &artifact.DigestMismatchError{Blob: "chart charts/a", Expected: "sha256:aa", Actual: "sha256:bb"}),
+			reason: v1alpha1.ReasonDigestMismatch,
+			kind:   status.StateStalled,
+			msg:    "expected sha256:aa, got sha256:bb",
+		},
+		{
+			name:   "size",
+			why:    "a size mismatch is a digest mismatch too: the bytes are not the ones named",
+			err:    &artifact.SizeMismatchError{Blob: "config", Digest: "sha256:aa", Expected: 3, Actual: 2},
+			reason: v1alpha1.ReasonDigestMismatch,
+			kind:   status.StateStalled,
+			msg:    "expected 3 bytes, got 2",
+		},
+		{
+			name:   "unsafe",
+			why:    "an unsafe archive stalls the source and names the entry",
+			err:    fmt.Errorf("chart charts/a: %w", &safetar.EntryError{Entry: "../x", Err: safetar.ErrPathTraversal}),
+			reason: v1alpha1.ReasonUnsafeArchive,
+			kind:   status.StateStalled,
+			msg:    `entry "../x": path traversal`,
+		},
+		{
+			name:   "invalid",
+			why:    "an invalid artifact stalls the source and says how to build a valid one",
+			err:    fmt.Errorf("%w: manifest artifactType", artifact.ErrInvalidArtifact),
+			reason: v1alpha1.ReasonInvalidArtifact,
+			kind:   status.StateStalled,
+			msg:    "cozypkg build",
+		},
+		{
+			name:   "too large",
+			why:    "a blob over a limit makes the artifact invalid",
+			err:    &artifact.TooLargeError{Blob: "config", Size: 10, Limit: 5},
+			reason: v1alpha1.ReasonInvalidArtifact,
+			kind:   status.StateStalled,
+			msg:    "exceeds the limit",
+		},
+		{
+			name:   "network",
+			why:    "any other error is a pull failure, retried (Progressing, not Stalled)",
+			err:    errors.New("dial tcp 127.0.0.1:1: connection refused"),
+			reason: v1alpha1.ReasonPullFailed,
+			kind:   status.StateProgressing,
+			msg:    "connection refused",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := pullFailure("reg/x:1", tt.err, "; still serving 1.0.0@sha256:cc")
 			if r.Reason != tt.reason || r.State != tt.kind {
-				t.Errorf("reason %s kind %d, want %s %d", r.Reason, r.State, tt.reason, tt.kind)
+				t.Errorf("%s: reason %s kind %d, want %s %d (%s)", tt.name, r.Reason, r.State, tt.reason, tt.kind, tt.why)
 			}
 			for _, want := range []string{"reg/x:1", tt.msg, "still serving 1.0.0@sha256:cc"} {
 				if !strings.Contains(r.Message, want) {
-					t.Errorf("message %q lacks %q", r.Message, want)
+					t.Errorf("%s: message %q lacks %q (%s)", tt.name, r.Message, want, tt.why)
 				}
 			}
 		})

@@ -75,21 +75,67 @@ func TestPublish(t *testing.T) {
 	enables := pkg("acme", ps.Name, nil)
 	for _, tc := range []struct {
 		name     string
+		reason   string
 		existing []client.Object
 		conflict bool
 		want     []string // ExternalArtifacts in cozy-system afterwards
 	}{
-		{name: "a first publish", existing: []client.Object{enables}, want: []string{db, web}},
-		{name: "a stale one of the source goes", existing: []client.Object{enables, owned(stale), owned(web)}, want: []string{db, web}},
-		{name: "one the source does not control is left alone", existing: []client.Object{enables, foreign(web), foreign(stale)}, conflict: true, want: []string{db, stale, web}},
-		{name: "no Package: the application's chart only", want: []string{db}},
-		{name: "no Package any more: the component's goes", existing: []client.Object{owned(web)}, want: []string{db}},
-		{name: "a Package of another source", existing: []client.Object{pkg("other", "other", nil)}, want: []string{db}},
-		{name: "a Package of another variant", existing: []client.Object{func() *v1alpha1.Package { p := pkg("v", ps.Name, nil); p.Spec.Variant = "big"; return p }()}, want: []string{db}},
-		{name: "a Package that turns the component off", existing: []client.Object{owned(web), pkg("off", ps.Name,
-			map[string]v1alpha1.PackageComponentSettings{"web": {Enabled: ptr.To(false)}})}, want: []string{db}},
+		{
+			name:     "a first publish",
+			reason:   "a first publish serves the application's chart and each enabled component's",
+			existing: []client.Object{enables},
+			want:     []string{db, web},
+		},
+		{
+			name:     "a stale one of the source goes",
+			reason:   "a stale artifact of the source is deleted",
+			existing: []client.Object{enables, owned(stale), owned(web)},
+			want:     []string{db, web},
+		},
+		{
+			name:     "one the source does not control is left alone",
+			reason:   "an artifact the source does not control is left alone, and reported as a conflict",
+			existing: []client.Object{enables, foreign(web), foreign(stale)},
+			conflict: true,
+			want:     []string{db, stale, web},
+		},
+		{
+			name:   "no Package: the application's chart only",
+			reason: "without a Package only the application's chart is published",
+			want:   []string{db},
+		},
+		{
+			name:     "no Package any more: the component's goes",
+			reason:   "a component's artifact goes when no Package enables it any more",
+			existing: []client.Object{owned(web)},
+			want:     []string{db},
+		},
+		{
+			name:     "a Package of another source",
+			reason:   "a Package of another source enables nothing of this one",
+			existing: []client.Object{pkg("other", "other", nil)},
+			want:     []string{db},
+		},
+		{
+			name:     "a Package of another variant",
+			reason:   "a Package of another variant does not enable this variant's components",
+			existing: []client.Object{func() *v1alpha1.Package { p := pkg("v", ps.Name, nil); p.Spec.Variant = "big"; return p }()},
+			want:     []string{db},
+		},
+		{
+			name:   "a Package that turns the component off",
+			reason: "a Package turning a component off withdraws its chart",
+			existing: []client.Object{owned(web), pkg("off", ps.Name,
+				map[string]v1alpha1.PackageComponentSettings{"web": {Enabled: ptr.To(false)}})},
+			want: []string{db},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("%s: %s", tc.name, tc.reason)
+				}
+			})
 			c := fake.NewClientBuilder().WithScheme(controllermanager.Scheme()).
 				WithStatusSubresource(&sourcev1.ExternalArtifact{}).WithObjects(tc.existing...).Build()
 			srv := &fakeServer{}

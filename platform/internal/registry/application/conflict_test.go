@@ -20,20 +20,54 @@ func TestConflictCondition(t *testing.T) {
 		return ""
 	}
 	for _, tc := range []struct {
-		name, message string
-		status        metav1.ConditionStatus
-		want          []string // "" for no Conflict
+		name    string
+		reason  string
+		message string
+		status  metav1.ConditionStatus
+		want    []string // "" for no Conflict
 	}{
-		{"another release's namespace", install + `Namespace "tenant-q" in namespace "" exists and cannot be imported into the current release: invalid ownership metadata; annotation validation error: key "meta.helm.sh/release-name" must equal "q": current value is "tenant-q"`,
-			metav1.ConditionFalse, []string{`Namespace "tenant-q" in namespace "" belongs to Helm release tenant-root/tenant-q, the release of application Tenant tenant-root/q`, "never takes another's objects"}},
-		{"a release in another namespace", install + `ConfigMap "x" in namespace "tenant-a" exists and cannot be imported into the current release: invalid ownership metadata; annotation validation error: key "meta.helm.sh/release-name" must equal "q": current value is "db"; annotation validation error: key "meta.helm.sh/release-namespace" must equal "tenant-root": current value is "tenant-a"`,
-			metav1.ConditionFalse, []string{`ConfigMap "x" in namespace "tenant-a" belongs to Helm release tenant-a/db;`}},
-		{"an object no release owns", install + `Namespace "tenant-q" in namespace "" exists and cannot be imported into the current release: invalid ownership metadata; label validation error: missing key "app.kubernetes.io/managed-by": must be set to "Helm"; annotation validation error: missing key "meta.helm.sh/release-name": must be set to "q"`,
-			metav1.ConditionFalse, []string{`belongs to no Helm release: it was made outside the platform`}},
-		{"another failure", "Helm install failed: timed out", metav1.ConditionFalse, nil},
-		{"ready", "Helm install succeeded", metav1.ConditionTrue, nil},
+		{
+			name:    "another release's namespace",
+			reason:  "an object of another release is named with the release and the application that owns it, and the platform never takes it",
+			message: install + `Namespace "tenant-q" in namespace "" exists and cannot be imported into the current release: invalid ownership metadata; annotation validation error: key "meta.helm.sh/release-name" must equal "q": current value is "tenant-q"`,
+			status:  metav1.ConditionFalse,
+			want:    []string{`Namespace "tenant-q" in namespace "" belongs to Helm release tenant-root/tenant-q, the release of application Tenant tenant-root/q`, "never takes another's objects"},
+		},
+		{
+			name:    "a release in another namespace",
+			reason:  "the owning release may be in another namespace, and it is named so",
+			message: install + `ConfigMap "x" in namespace "tenant-a" exists and cannot be imported into the current release: invalid ownership metadata; annotation validation error: key "meta.helm.sh/release-name" must equal "q": current value is "db"; annotation validation error: key "meta.helm.sh/release-namespace" must equal "tenant-root": current value is "tenant-a"`,
+			status:  metav1.ConditionFalse,
+			want:    []string{`ConfigMap "x" in namespace "tenant-a" belongs to Helm release tenant-a/db;`},
+		},
+		{
+			name:    "an object no release owns",
+			reason:  "an object made outside the platform belongs to no release, and the condition says so",
+			message: install + `Namespace "tenant-q" in namespace "" exists and cannot be imported into the current release: invalid ownership metadata; label validation error: missing key "app.kubernetes.io/managed-by": must be set to "Helm"; annotation validation error: missing key "meta.helm.sh/release-name": must be set to "q"`,
+			status:  metav1.ConditionFalse,
+			want:    []string{`belongs to no Helm release: it was made outside the platform`},
+		},
+		{
+			name:    "another failure",
+			reason:  "another install failure is no Conflict",
+			message: "Helm install failed: timed out",
+			status:  metav1.ConditionFalse,
+			want:    nil,
+		},
+		{
+			name:    "ready",
+			reason:  "a ready release has no Conflict",
+			message: "Helm install succeeded",
+			status:  metav1.ConditionTrue,
+			want:    nil,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("%s: %s", tc.name, tc.reason)
+				}
+			})
 			ready := &metav1.Condition{Type: "Ready", Status: tc.status, Reason: "InstallFailed", Message: tc.message}
 			got := conflictCondition(ready, "tenant-root", describe)
 			if tc.want == nil {

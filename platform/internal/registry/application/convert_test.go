@@ -229,21 +229,43 @@ func TestManagedFieldsRoundTrip(t *testing.T) {
 
 func TestStatusReady(t *testing.T) {
 	for _, tc := range []struct {
-		name, reason, message, wantReason string
+		name       string
+		why        string
+		reason     string // the HelmRelease's Ready reason
+		message    string
+		wantReason string
 	}{
-		{"cluster values missing", "ValuesError", "could not resolve ConfigMap chart values reference 'tenant-x/cozystack-values' with key 'values.yaml': configmaps \"cozystack-values\" not found", v1alpha1.ReasonWaitingForClusterValues},
-		{"other values error", "ValuesError", "could not resolve Secret chart values reference 'x/other'", "ValuesError"},
-		{"install failed", "InstallFailed", "cozystack-values mentioned but not a values error", "InstallFailed"},
+		{
+			name:       "cluster values missing",
+			why:        "a values error about cozystack-values is the cluster values not written yet: the application waits for them, naming cozystack-controller",
+			reason:     "ValuesError",
+			message:    "could not resolve ConfigMap chart values reference 'tenant-x/cozystack-values' with key 'values.yaml': configmaps \"cozystack-values\" not found",
+			wantReason: v1alpha1.ReasonWaitingForClusterValues,
+		},
+		{
+			name:       "other values error",
+			why:        "a values error about another source keeps Flux's reason",
+			reason:     "ValuesError",
+			message:    "could not resolve Secret chart values reference 'x/other'",
+			wantReason: "ValuesError",
+		},
+		{
+			name:       "install failed",
+			why:        "only a values error is read as waiting: an install failure mentioning cozystack-values keeps its reason",
+			reason:     "InstallFailed",
+			message:    "cozystack-values mentioned but not a values error",
+			wantReason: "InstallFailed",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-x"}}
 			hr.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: tc.reason, Message: tc.message}}
 			ready := Status(hr)["conditions"].([]any)[0].(map[string]any)
 			if ready["reason"] != tc.wantReason || ready["status"] != "False" {
-				t.Errorf("Ready = %v/%v, want False/%s", ready["status"], ready["reason"], tc.wantReason)
+				t.Errorf("%s: Ready = %v/%v, want False/%s (%s)", tc.name, ready["status"], ready["reason"], tc.wantReason, tc.why)
 			}
 			if tc.wantReason == v1alpha1.ReasonWaitingForClusterValues && !strings.Contains(ready["message"].(string), "cozystack-controller") {
-				t.Errorf("message %q does not say who provides the values", ready["message"])
+				t.Errorf("%s: message %q does not say who provides the values (%s)", tc.name, ready["message"], tc.why)
 			}
 		})
 	}
@@ -253,20 +275,36 @@ func TestKeepValuesSource(t *testing.T) {
 	desired := []helmv2.ValuesReference{{Kind: "ConfigMap", Name: v1alpha1.ValuesName, ValuesKey: v1alpha1.ValuesKey}}
 	for _, tc := range []struct {
 		name    string
+		reason  string
 		current []helmv2.ValuesReference
 		want    string
 	}{
-		{"none yet", nil, "ConfigMap"},
-		{"moved to the legacy Secret by cozystack-controller", []helmv2.ValuesReference{{Kind: "Secret", Name: v1alpha1.ValuesName, ValuesKey: v1alpha1.ValuesKey}}, "Secret"},
-		{"on the ConfigMap", []helmv2.ValuesReference{{Kind: "ConfigMap", Name: v1alpha1.ValuesName, ValuesKey: v1alpha1.ValuesKey}}, "ConfigMap"},
+		{
+			name:    "none yet",
+			reason:  "a new release takes its values from the ConfigMap",
+			current: nil,
+			want:    "ConfigMap",
+		},
+		{
+			name:    "moved to the legacy Secret by cozystack-controller",
+			reason:  "an update must not move back a reference cozystack-controller moved to the legacy Secret during the K2 migration",
+			current: []helmv2.ValuesReference{{Kind: "Secret", Name: v1alpha1.ValuesName, ValuesKey: v1alpha1.ValuesKey}},
+			want:    "Secret",
+		},
+		{
+			name:    "on the ConfigMap",
+			reason:  "a release on the ConfigMap stays on it",
+			current: []helmv2.ValuesReference{{Kind: "ConfigMap", Name: v1alpha1.ValuesName, ValuesKey: v1alpha1.ValuesKey}},
+			want:    "ConfigMap",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := keepValuesSource(tc.current, desired)
 			if len(got) != 1 || got[0].Kind != tc.want || got[0].Name != v1alpha1.ValuesName {
-				t.Errorf("valuesFrom = %+v, want kind %s", got, tc.want)
+				t.Errorf("%s: valuesFrom = %+v, want kind %s (%s)", tc.name, got, tc.want, tc.reason)
 			}
 			if desired[0].Kind != "ConfigMap" {
-				t.Error("desired was modified")
+				t.Errorf("%s: desired was modified (%s)", tc.name, tc.reason)
 			}
 		})
 	}

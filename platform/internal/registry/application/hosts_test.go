@@ -54,103 +54,121 @@ func TestHostRule(t *testing.T) {
 	r := &REST{strategy: &strategy{kind: compileKind(t, postgresAD(hostSchema)), ns: corelisters.NewNamespaceLister(indexer)}}
 	for _, tc := range []struct {
 		name    string
+		reason  string
 		ns      string
 		spec    string
 		old     string
 		refused []string // field paths, and the message's key phrase after "|"
 	}{
 		{
-			name: "empty host",
-			ns:   "tenant-root",
-			spec: `{host: ""}`,
+			name:   "empty host",
+			reason: "an empty host is no host and is not checked",
+			ns:     "tenant-root",
+			spec:   `{host: ""}`,
 		},
 		{
-			name: "the namespace's own host",
-			ns:   "tenant-alpha",
-			spec: `{host: alpha.example.org}`,
+			name:   "the namespace's own host",
+			reason: "a tenant namespace may use its own host",
+			ns:     "tenant-alpha",
+			spec:   `{host: alpha.example.org}`,
 		},
 		{
-			name: "a subdomain",
-			ns:   "tenant-alpha",
-			spec: `{host: db.alpha.example.org}`,
+			name:   "a subdomain",
+			reason: "a subdomain of the namespace's host no other tenant covers is its own",
+			ns:     "tenant-alpha",
+			spec:   `{host: db.alpha.example.org}`,
 		},
 		{
-			name: "case and final dot",
-			ns:   "tenant-alpha",
-			spec: `{host: DB.Alpha.Example.org.}`,
+			name:   "case and final dot",
+			reason: "hosts compare without case and without the final dot",
+			ns:     "tenant-alpha",
+			spec:   `{host: DB.Alpha.Example.org.}`,
 		},
 		{
-			name: "a new child tenant's host",
-			ns:   "tenant-root",
-			spec: `{host: gamma.example.org}`,
+			name:   "a new child tenant's host",
+			reason: "a parent may give a new child tenant a subdomain of its host no tenant holds yet",
+			ns:     "tenant-root",
+			spec:   `{host: gamma.example.org}`,
 		},
 		{
 			name:    "the parent's host",
+			reason:  "a child may not take its parent's host",
 			ns:      "tenant-alpha",
 			spec:    `{host: example.org}`,
 			refused: []string{"spec.host|outside alpha.example.org"},
 		},
 		{
 			name:    "a sibling's host",
+			reason:  "a tenant may not take a sibling's host",
 			ns:      "tenant-beta",
 			spec:    `{host: alpha.example.org}`,
 			refused: []string{"spec.host|outside beta.example.org"},
 		},
 		{
 			name:    "another domain",
+			reason:  "a host outside the tenant's domain is refused",
 			ns:      "tenant-alpha",
 			spec:    `{host: evil.com}`,
 			refused: []string{"spec.host|outside"},
 		},
 		{
 			name:    "suffix that is not a subdomain",
+			reason:  "a suffix match is not a subdomain: xalpha is not under alpha",
 			ns:      "tenant-alpha",
 			spec:    `{host: xalpha.example.org}`,
 			refused: []string{"spec.host|outside"},
 		},
 		{
 			name:    "under a child tenant's host",
+			reason:  "a parent may not use a host under a child tenant's host: that subtree is the child's",
 			ns:      "tenant-root",
 			spec:    `{host: www.alpha.example.org}`,
 			refused: []string{"spec.host|under alpha.example.org, the host of tenant namespace tenant-alpha"},
 		},
 		{
 			name:    "a child tenant's host itself",
+			reason:  "a tenant may not take its own child tenant's host",
 			ns:      "tenant-alpha",
 			spec:    `{host: deep.alpha.example.org}`,
 			refused: []string{"spec.host|tenant-alpha-deep"},
 		},
 		{
-			name: "host from an annotation",
-			ns:   "tenant-long",
-			spec: `{host: x.long.example.org}`,
+			name:   "host from an annotation",
+			reason: "a namespace's host may be set as an annotation instead of the label",
+			ns:     "tenant-long",
+			spec:   `{host: x.long.example.org}`,
 		},
 		{
 			name:    "no tenant namespace",
+			reason:  "a namespace without a tenant host has no host to give",
 			ns:      "plain",
 			spec:    `{host: x.example.org}`,
 			refused: []string{"spec.host|has no tenant host"},
 		},
 		{
 			name:    "unknown namespace",
+			reason:  "a namespace not in the cache yet is refused as not known, not passed",
 			ns:      "gone",
 			spec:    `{host: x.example.org}`,
 			refused: []string{"spec.host|not known yet"},
 		},
 		{
 			name:    "every marked field",
+			reason:  "every field marked x-cozystack-host is checked, in arrays and maps; unmarked fields are not",
 			ns:      "tenant-beta",
 			spec:    `{ingresses: [{host: a.beta.example.org}, {host: evil.com}], aliases: {www: evil.org}, note: evil.com}`,
 			refused: []string{"spec.aliases[www]|outside", "spec.ingresses[1].host|outside"},
 		},
 		{
-			name: "unchanged on update",
-			ns:   "tenant-root",
-			spec: `{host: alpha.example.org}`,
-			old:  `{host: alpha.example.org}`,
+			name:   "unchanged on update",
+			reason: "an update that leaves a host as it was is not refused, so old objects stay editable",
+			ns:     "tenant-root",
+			spec:   `{host: alpha.example.org}`,
+			old:    `{host: alpha.example.org}`,
 		},
 		{
 			name:    "changed on update",
+			reason:  "an update changing a host is checked like a create",
 			ns:      "tenant-root",
 			spec:    `{host: beta.example.org}`,
 			old:     `{host: alpha.example.org}`,
@@ -166,12 +184,12 @@ func TestHostRule(t *testing.T) {
 			}
 			errs := r.strategy.validateHosts(a, old)
 			if len(errs) != len(tc.refused) {
-				t.Fatalf("errors %v, want %d: %v", errs, len(tc.refused), tc.refused)
+				t.Fatalf("%s: errors %v, want %d (%s): %v", tc.name, errs, len(tc.refused), tc.reason, tc.refused)
 			}
 			for i, want := range tc.refused {
 				path, phrase, _ := strings.Cut(want, "|")
 				if errs[i].Field != path || !strings.Contains(errs[i].Detail, phrase) || !strings.Contains(errs[i].Detail, "contract K2, Hosts") {
-					t.Errorf("error %d = %s: %s; want %s with %q and the rule", i, errs[i].Field, errs[i].Detail, path, phrase)
+					t.Errorf("%s: error %d = %s: %s; want %s with %q and the rule (%s)", tc.name, i, errs[i].Field, errs[i].Detail, path, phrase, tc.reason)
 				}
 			}
 		})

@@ -21,60 +21,76 @@ func TestDecodeList(t *testing.T) {
 	errStop := errors.New("stop")
 	tests := []struct {
 		name      string
+		reason    string
 		body      string
 		stopAfter int // the callback fails on this item (1-based); 0: never
 		wantMeta  metav1.ListMeta
 		wantItems []string // "uid/rv/name" of each item, in order
 		wantErr   string
 	}{{
-		name: "list as kube-apiserver writes it",
+		name:   "list as kube-apiserver writes it",
+		reason: "the list is decoded item by item, and its metadata (resourceVersion, continue, remaining count) is kept",
 		body: `{"kind":"HelmReleaseList","apiVersion":"helm.toolkit.fluxcd.io/v2","metadata":{"resourceVersion":"42","continue":"c1","remainingItemCount":7},"items":[` +
 			item("u1", "10") + `,` + item("u2", "11") + "]}\n",
 		wantMeta:  metav1.ListMeta{ResourceVersion: "42", Continue: "c1", RemainingItemCount: ptrTo(int64(7))},
 		wantItems: []string{"u1/10/postgres-u1", "u2/11/postgres-u2"},
 	}, {
 		name:      "metadata after the items, unknown fields",
+		reason:    "metadata may come after the items, and unknown fields are skipped",
 		body:      `{"items":[` + item("u1", "10") + `],"extra":{"a":[1,2,{"b":null}]},"metadata":{"resourceVersion":"43"}}`,
 		wantMeta:  metav1.ListMeta{ResourceVersion: "43"},
 		wantItems: []string{"u1/10/postgres-u1"},
 	}, {
 		name:     "items null",
+		reason:   "items null is an empty list, not an error",
 		body:     `{"metadata":{"resourceVersion":"44"},"items":null}`,
 		wantMeta: metav1.ListMeta{ResourceVersion: "44"},
 	}, {
 		name:     "no items",
+		reason:   "an empty items array is an empty list",
 		body:     `{"metadata":{"resourceVersion":"45"},"items":[]}`,
 		wantMeta: metav1.ListMeta{ResourceVersion: "45"},
 	}, {
 		name:      "item without uid and resourceVersion: decoded, never memoized",
+		reason:    "an item without uid and resourceVersion is decoded but cannot be memoized",
 		body:      `{"items":[{"metadata":{"name":"bare"}}]}`,
 		wantItems: []string{"//bare"},
 	}, {
 		name:      "callback error stops the list",
+		reason:    "a callback error stops the list and is returned as it is",
 		body:      `{"items":[` + item("u1", "10") + `,` + item("u2", "11") + `]}`,
 		stopAfter: 1,
 		wantItems: []string{"u1/10/postgres-u1"},
 		wantErr:   "stop",
 	}, {
 		name:      "truncated response",
+		reason:    "a truncated response is an error naming the list item, after the items decoded before it",
 		body:      `{"metadata":{"resourceVersion":"46"},"items":[` + item("u1", "10") + `,{"metadata":{"na`,
 		wantItems: []string{"u1/10/postgres-u1"},
 		wantErr:   "HelmRelease list item",
 	}, {
 		name:    "items not an array",
+		reason:  "items that are not an array are refused, naming the items",
 		body:    `{"items":{"a":1}}`,
 		wantErr: "HelmRelease list items",
 	}, {
 		name:    "not an object",
+		reason:  "a body that is not a JSON object is refused as a bad list",
 		body:    `[1]`,
 		wantErr: "HelmRelease list",
 	}, {
 		name:    "bad metadata",
+		reason:  "metadata of the wrong type is refused as bad list metadata",
 		body:    `{"metadata":{"resourceVersion":5}}`,
 		wantErr: "HelmRelease list metadata",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("%s: %s", tt.name, tt.reason)
+				}
+			})
 			var got []string
 			meta, err := decodeList(strings.NewReader(tt.body), func(i *ListItem) error {
 				hr, err := i.Decode()

@@ -350,26 +350,96 @@ func TestCreateRejectsInvalid(t *testing.T) {
 	tooLong := strings.Repeat("a", f.kind.MaxNameLength+1)
 	for _, tc := range []struct {
 		name, body string
+		reason     string
 		app        string
 		wantFields []string
 		wantMsg    string
 	}{
-		{name: "name one character too long", app: tooLong, body: `spec: {}`, wantFields: []string{"metadata.name"},
-			wantMsg: fmt.Sprintf("must be no more than %d characters", f.kind.MaxNameLength)},
-		{name: "name not a DNS-1035 label", app: "1st", body: `spec: {}`, wantFields: []string{"metadata.name"}},
-		{name: "name missing", body: `spec: {}`, wantFields: []string{"metadata.name"}},
-		{name: "reserved top-level key", app: "a", body: `spec: {_secret: x}`, wantFields: []string{"spec._secret"}, wantMsg: "reserved"},
-		{name: "wrong type", app: "a", body: `spec: {replicas: three}`, wantFields: []string{"spec.replicas"}},
-		{name: "below minimum", app: "a", body: `spec: {replicas: 0}`, wantFields: []string{"spec.replicas"}},
-		{name: "not in enum", app: "a", body: `spec: {version: v9}`, wantFields: []string{"spec.version"}},
-		{name: "nested type", app: "a", body: `spec: {users: {app: {password: 1}}}`, wantFields: []string{"spec.users.app.password"}},
-		{name: "spec not an object", app: "a", body: `spec: text`, wantFields: []string{"spec"}},
-		{name: "reserved label", app: "a", body: `{metadata: {labels: {apps.cozystack.io/application.name: x}}, spec: {}}`,
-			wantFields: []string{"metadata.labels[apps.cozystack.io/application.name]"}},
-		{name: "all errors in one response", app: tooLong, body: `spec: {_secret: x, replicas: three, version: v9}`,
-			wantFields: []string{"metadata.name", "spec._secret", "spec.replicas", "spec.version"}},
+		{
+			name:       "name one character too long",
+			reason:     "a name past the kind's limit is refused, saying the limit: the release name built from it must fit",
+			app:        tooLong,
+			body:       `spec: {}`,
+			wantFields: []string{"metadata.name"},
+			wantMsg:    fmt.Sprintf("must be no more than %d characters", f.kind.MaxNameLength),
+		},
+		{
+			name:       "name not a DNS-1035 label",
+			reason:     "an application name is a DNS-1035 label, as the objects named after it must be",
+			app:        "1st",
+			body:       `spec: {}`,
+			wantFields: []string{"metadata.name"},
+		},
+		{
+			name:       "name missing",
+			reason:     "a name is required",
+			body:       `spec: {}`,
+			wantFields: []string{"metadata.name"},
+		},
+		{
+			name:       "reserved top-level key",
+			reason:     "keys starting with _ are the platform's values (_cluster, _namespace): a user may not set them",
+			app:        "a",
+			body:       `spec: {_secret: x}`,
+			wantFields: []string{"spec._secret"},
+			wantMsg:    "reserved",
+		},
+		{
+			name:       "wrong type",
+			reason:     "values are checked against the application's schema: a wrong type is refused",
+			app:        "a",
+			body:       `spec: {replicas: three}`,
+			wantFields: []string{"spec.replicas"},
+		},
+		{
+			name:       "below minimum",
+			reason:     "bounds of the schema are enforced",
+			app:        "a",
+			body:       `spec: {replicas: 0}`,
+			wantFields: []string{"spec.replicas"},
+		},
+		{
+			name:       "not in enum",
+			reason:     "an enum of the schema is enforced",
+			app:        "a",
+			body:       `spec: {version: v9}`,
+			wantFields: []string{"spec.version"},
+		},
+		{
+			name:       "nested type",
+			reason:     "errors inside nested objects name their full path",
+			app:        "a",
+			body:       `spec: {users: {app: {password: 1}}}`,
+			wantFields: []string{"spec.users.app.password"},
+		},
+		{
+			name:       "spec not an object",
+			reason:     "spec is an object of values",
+			app:        "a",
+			body:       `spec: text`,
+			wantFields: []string{"spec"},
+		},
+		{
+			name:       "reserved label",
+			reason:     "the platform's labels on an application are reserved",
+			app:        "a",
+			body:       `{metadata: {labels: {apps.cozystack.io/application.name: x}}, spec: {}}`,
+			wantFields: []string{"metadata.labels[apps.cozystack.io/application.name]"},
+		},
+		{
+			name:       "all errors in one response",
+			reason:     "every error is returned in one response, so a user fixes all at once",
+			app:        tooLong,
+			body:       `spec: {_secret: x, replicas: three, version: v9}`,
+			wantFields: []string{"metadata.name", "spec._secret", "spec.replicas", "spec.version"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("%s: %s", tc.name, tc.reason)
+				}
+			})
 			_, err := f.rest.Create(f.ctx, f.newApp(tc.app, tc.body), rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 			got := causes(t, err)
 			for _, want := range tc.wantFields {
@@ -541,24 +611,84 @@ func TestList(t *testing.T) {
 		return l
 	}
 	for _, tc := range []struct {
-		name string
-		ctx  context.Context
-		opts *metainternalversion.ListOptions
-		want []string
+		name   string
+		reason string
+		ctx    context.Context
+		opts   *metainternalversion.ListOptions
+		want   []string
 	}{
-		{"namespace", f.ctx, nil, []string{"a", "b"}},
-		{"label selector", f.ctx, &metainternalversion.ListOptions{LabelSelector: sel("team=db")}, []string{"a"}},
-		{"label selector no match", f.ctx, &metainternalversion.ListOptions{LabelSelector: sel("team=none")}, nil},
-		{"metadata.name", f.ctx, &metainternalversion.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", "b")}, []string{"b"}},
-		{"metadata.name not equal", f.ctx, &metainternalversion.ListOptions{FieldSelector: fields.OneTermNotEqualSelector("metadata.name", "b")}, []string{"a"}},
-		{"metadata.namespace", all, &metainternalversion.ListOptions{
-			FieldSelector: fields.OneTermEqualSelector("metadata.namespace", other)}, []string{"c"}},
-		{"all namespaces", all, &metainternalversion.ListOptions{LabelSelector: sel("run=" + run)}, []string{"a", "c"}},
-		{"label and field selector", all, &metainternalversion.ListOptions{
-			LabelSelector: sel("run=" + run), FieldSelector: fields.OneTermEqualSelector("metadata.name", "c")}, []string{"c"}},
-		{"resourceVersion 0", f.ctx, &metainternalversion.ListOptions{ResourceVersion: "0"}, []string{"a", "b"}},
+		{
+			name:   "namespace",
+			reason: "a namespace lists only its own applications",
+			ctx:    f.ctx,
+			opts:   nil,
+			want:   []string{"a", "b"},
+		},
+		{
+			name:   "label selector",
+			reason: "label selectors are applied",
+			ctx:    f.ctx,
+			opts:   &metainternalversion.ListOptions{LabelSelector: sel("team=db")},
+			want:   []string{"a"},
+		},
+		{
+			name:   "label selector no match",
+			reason: "a label selector matching nothing lists nothing, not everything",
+			ctx:    f.ctx,
+			opts:   &metainternalversion.ListOptions{LabelSelector: sel("team=none")},
+			want:   nil,
+		},
+		{
+			name:   "metadata.name",
+			reason: "a metadata.name field selector is applied",
+			ctx:    f.ctx,
+			opts:   &metainternalversion.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", "b")},
+			want:   []string{"b"},
+		},
+		{
+			name:   "metadata.name not equal",
+			reason: "a != field selector is applied too",
+			ctx:    f.ctx,
+			opts:   &metainternalversion.ListOptions{FieldSelector: fields.OneTermNotEqualSelector("metadata.name", "b")},
+			want:   []string{"a"},
+		},
+		{
+			name:   "metadata.namespace",
+			reason: "across namespaces a metadata.namespace field selector picks one",
+			ctx:    all,
+			opts: &metainternalversion.ListOptions{
+				FieldSelector: fields.OneTermEqualSelector("metadata.namespace", other)},
+			want: []string{"c"},
+		},
+		{
+			name:   "all namespaces",
+			reason: "an all-namespaces list returns every namespace's applications",
+			ctx:    all,
+			opts:   &metainternalversion.ListOptions{LabelSelector: sel("run=" + run)},
+			want:   []string{"a", "c"},
+		},
+		{
+			name:   "label and field selector",
+			reason: "label and field selectors are applied together",
+			ctx:    all,
+			opts: &metainternalversion.ListOptions{
+				LabelSelector: sel("run=" + run), FieldSelector: fields.OneTermEqualSelector("metadata.name", "c")},
+			want: []string{"c"},
+		},
+		{
+			name:   "resourceVersion 0",
+			reason: "resourceVersion 0 (served from a cache) lists the same applications",
+			ctx:    f.ctx,
+			opts:   &metainternalversion.ListOptions{ResourceVersion: "0"},
+			want:   []string{"a", "b"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("%s: %s", tc.name, tc.reason)
+				}
+			})
 			out, err := f.rest.List(tc.ctx, tc.opts)
 			if err != nil {
 				t.Fatal(err)
@@ -706,16 +836,37 @@ func TestUpdate(t *testing.T) {
 
 	for _, tc := range []struct {
 		name       string
+		reason     string
 		mutate     func(u *unstructured.Unstructured)
 		wantFields []string
 	}{
-		{"schema violation", func(u *unstructured.Unstructured) {
-			_ = unstructured.SetNestedField(u.Object, int64(0), "spec", "replicas")
-		}, []string{"spec.replicas"}},
-		{"rename", func(u *unstructured.Unstructured) { u.SetName("other") }, []string{"metadata.name"}},
-		{"reserved key", func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "x", "spec", "_secret") }, []string{"spec._secret"}},
+		{
+			name:   "schema violation",
+			reason: "an update is checked against the schema as a create is",
+			mutate: func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, int64(0), "spec", "replicas")
+			},
+			wantFields: []string{"spec.replicas"},
+		},
+		{
+			name:       "rename",
+			reason:     "an application cannot be renamed by an update",
+			mutate:     func(u *unstructured.Unstructured) { u.SetName("other") },
+			wantFields: []string{"metadata.name"},
+		},
+		{
+			name:       "reserved key",
+			reason:     "an update may not set the platform's _ keys",
+			mutate:     func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "x", "spec", "_secret") },
+			wantFields: []string{"spec._secret"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("%s: %s", tc.name, tc.reason)
+				}
+			})
 			u := f.get("main")
 			tc.mutate(u)
 			_, _, err := f.rest.Update(f.ctx, "main", rest.DefaultUpdatedObjectInfo(u), nil, nil, false, &metav1.UpdateOptions{})
@@ -955,19 +1106,59 @@ func TestMapError(t *testing.T) {
 		field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations"), "x", `too long for HelmRelease.helm.toolkit.fluxcd.io "postgres-main"`)})
 	for _, tc := range []struct {
 		name    string
+		reason  string
 		err     error
 		check   func(error) bool
 		message string
 		kind    string
 	}{
-		{"not found", apierrors.NewNotFound(hrGR, "postgres-main"), apierrors.IsNotFound, `postgreses.apps.cozystack.io "main" not found`, "postgreses"},
-		{"already exists", apierrors.NewAlreadyExists(hrGR, "postgres-main"), apierrors.IsAlreadyExists, `postgreses.apps.cozystack.io "main" already exists`, "postgreses"},
-		{"conflict", apierrors.NewConflict(hrGR, "postgres-main", fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again")),
-			apierrors.IsConflict, `Operation cannot be fulfilled on postgreses.apps.cozystack.io "main": the object has been modified; please apply your changes to the latest version and try again`, "postgreses"},
-		{"invalid", invalid, apierrors.IsInvalid, `Postgres.apps.cozystack.io "main" is invalid: metadata.annotations: Invalid value: "x": too long for Postgres.apps.cozystack.io "main"`, "Postgres"},
-		{"other resource", apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "tenant-a"), apierrors.IsNotFound, `namespaces "tenant-a" not found`, "namespaces"},
+		{
+			name:    "not found",
+			reason:  "a HelmRelease not found is reported as the application not found, by its name",
+			err:     apierrors.NewNotFound(hrGR, "postgres-main"),
+			check:   apierrors.IsNotFound,
+			message: `postgreses.apps.cozystack.io "main" not found`,
+			kind:    "postgreses",
+		},
+		{
+			name:    "already exists",
+			reason:  "already exists names the application, not its HelmRelease",
+			err:     apierrors.NewAlreadyExists(hrGR, "postgres-main"),
+			check:   apierrors.IsAlreadyExists,
+			message: `postgreses.apps.cozystack.io "main" already exists`,
+			kind:    "postgreses",
+		},
+		{
+			name:    "conflict",
+			reason:  "a conflict names the application and keeps the retry advice",
+			err:     apierrors.NewConflict(hrGR, "postgres-main", fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again")),
+			check:   apierrors.IsConflict,
+			message: `Operation cannot be fulfilled on postgreses.apps.cozystack.io "main": the object has been modified; please apply your changes to the latest version and try again`,
+			kind:    "postgreses",
+		},
+		{
+			name:    "invalid",
+			reason:  "an invalid HelmRelease is reported as an invalid application, its message rewritten",
+			err:     invalid,
+			check:   apierrors.IsInvalid,
+			message: `Postgres.apps.cozystack.io "main" is invalid: metadata.annotations: Invalid value: "x": too long for Postgres.apps.cozystack.io "main"`,
+			kind:    "Postgres",
+		},
+		{
+			name:    "other resource",
+			reason:  "errors about other resources pass through unchanged",
+			err:     apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "tenant-a"),
+			check:   apierrors.IsNotFound,
+			message: `namespaces "tenant-a" not found`,
+			kind:    "namespaces",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("%s: %s", tc.name, tc.reason)
+				}
+			})
 			err := r.mapError(tc.err, "main")
 			if !tc.check(err) {
 				t.Fatalf("mapped to %v, lost its reason", err)

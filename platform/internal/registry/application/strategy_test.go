@@ -21,15 +21,40 @@ func TestUnknownFields(t *testing.T) {
 	unknown := []string{`unknown field "spec.extra"`, `unknown field "spec.users[app].colour"`}
 	for _, tc := range []struct {
 		name, directive string
+		reason          string
 		wantFields      []string // a 422 with these causes
 		wantWarnings    []string
 	}{
-		{name: "strict", directive: metav1.FieldValidationStrict, wantFields: []string{"spec.extra", "spec.users[app].colour"}},
-		{name: "warn", directive: metav1.FieldValidationWarn, wantWarnings: unknown},
-		{name: "default", directive: "", wantWarnings: unknown}, // Kubernetes' default is Warn
-		{name: "ignore", directive: metav1.FieldValidationIgnore},
+		{
+			name:       "strict",
+			reason:     "Strict refuses unknown fields, each named by its path, and writes nothing",
+			directive:  metav1.FieldValidationStrict,
+			wantFields: []string{"spec.extra", "spec.users[app].colour"},
+		},
+		{
+			name:         "warn",
+			reason:       "Warn accepts the object and warns of each unknown field",
+			directive:    metav1.FieldValidationWarn,
+			wantWarnings: unknown,
+		},
+		{
+			name:         "default",
+			reason:       "no directive is Kubernetes' default, Warn",
+			directive:    "",
+			wantWarnings: unknown,
+		},
+		{
+			name:      "ignore",
+			reason:    "Ignore accepts unknown fields silently",
+			directive: metav1.FieldValidationIgnore,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("%s: %s", tc.name, tc.reason)
+				}
+			})
 			ctx, rec := withWarnings(f.ctx)
 			name := tc.name
 			_, err := f.rest.Create(ctx, f.newApp(name, body), nil, &metav1.CreateOptions{FieldValidation: tc.directive})

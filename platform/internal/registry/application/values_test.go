@@ -18,6 +18,7 @@ func TestWrittenSpec(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
+		reason string
 		spec   string
 		stored string
 		read   string
@@ -25,6 +26,7 @@ func TestWrittenSpec(t *testing.T) {
 	}{
 		{
 			name:   "sent back as read",
+			reason: "a spec sent back as read stores what was stored: defaults added by the read stay out (K1: values hold what the user wrote)",
 			spec:   `{a: 1, d: x, o: {p: 1, q: 2}}`,
 			stored: `{a: 1, o: {p: 1}}`,
 			read:   `{a: 1, d: x, o: {p: 1, q: 2}}`,
@@ -32,6 +34,7 @@ func TestWrittenSpec(t *testing.T) {
 		},
 		{
 			name:   "a changed field",
+			reason: "a field the request changed takes the request's value",
 			spec:   `{a: 2, d: x}`,
 			stored: `{a: 1}`,
 			read:   `{a: 1, d: x}`,
@@ -39,6 +42,7 @@ func TestWrittenSpec(t *testing.T) {
 		},
 		{
 			name:   "a default changed by the user",
+			reason: "a default the user changed is written, as the user wrote it",
 			spec:   `{a: 1, d: y}`,
 			stored: `{a: 1}`,
 			read:   `{a: 1, d: x}`,
@@ -46,6 +50,7 @@ func TestWrittenSpec(t *testing.T) {
 		},
 		{
 			name:   "a removed field",
+			reason: "a field the request removed is removed",
 			spec:   `{d: x}`,
 			stored: `{a: 1}`,
 			read:   `{a: 1, d: x}`,
@@ -53,6 +58,7 @@ func TestWrittenSpec(t *testing.T) {
 		},
 		{
 			name:   "a new field",
+			reason: "a new field the request adds is written",
 			spec:   `{a: 1, n: 5}`,
 			stored: `{a: 1}`,
 			read:   `{a: 1}`,
@@ -60,6 +66,7 @@ func TestWrittenSpec(t *testing.T) {
 		},
 		{
 			name:   "inside a defaulted object",
+			reason: "inside an object reading defaulted, only the member the user changed is written",
 			spec:   `{o: {p: 1, q: 3}}`,
 			stored: `{}`,
 			read:   `{o: {p: 1, q: 2}}`,
@@ -67,6 +74,7 @@ func TestWrittenSpec(t *testing.T) {
 		},
 		{
 			name:   "inside a stored object",
+			reason: "inside a stored object, the changed member is the request's and the read-added one stays out",
 			spec:   `{o: {p: 5, q: 2}}`,
 			stored: `{o: {p: 1}}`,
 			read:   `{o: {p: 1, q: 2}}`,
@@ -74,6 +82,7 @@ func TestWrittenSpec(t *testing.T) {
 		},
 		{
 			name:   "a defaulted object emptied",
+			reason: "an object the user emptied is written empty, not dropped",
 			spec:   `{o: {}}`,
 			stored: `{}`,
 			read:   `{o: {p: 1}}`,
@@ -81,6 +90,7 @@ func TestWrittenSpec(t *testing.T) {
 		},
 		{
 			name:   "arrays are atomic",
+			reason: "arrays are atomic: an array sent back as read keeps its stored value",
 			spec:   `{l: [{n: a, b: v}]}`,
 			stored: `{l: [{n: a}]}`,
 			read:   `{l: [{n: a, b: v}]}`,
@@ -88,6 +98,7 @@ func TestWrittenSpec(t *testing.T) {
 		},
 		{
 			name:   "a changed array",
+			reason: "a changed array is the request's as a whole",
 			spec:   `{l: [{n: b, b: v}]}`,
 			stored: `{l: [{n: a}]}`,
 			read:   `{l: [{n: a, b: v}]}`,
@@ -95,6 +106,7 @@ func TestWrittenSpec(t *testing.T) {
 		},
 		{
 			name:   "nothing stored",
+			reason: "with nothing stored, defaults sent back are not written",
 			spec:   `{d: x}`,
 			stored: `{}`,
 			read:   `{d: x}`,
@@ -104,7 +116,7 @@ func TestWrittenSpec(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := writtenSpec(m(tc.spec), m(tc.stored), m(tc.read))
 			if d := cmp.Diff(m(tc.want), got); d != "" {
-				t.Errorf("writtenSpec (-want +got):\n%s", d)
+				t.Errorf("%s: writtenSpec (-want +got) (%s):\n%s", tc.name, tc.reason, d)
 			}
 		})
 	}
