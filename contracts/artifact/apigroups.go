@@ -12,11 +12,11 @@ import (
 	"slices"
 	"strings"
 
+	"go.yaml.in/yaml/v2"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 )
 
 // CRD groups (README.md, "CRD groups"): a catalog declares the API groups
@@ -228,15 +228,20 @@ func crdGroups(data []byte) ([]crdGroup, error) {
 		if err != nil {
 			return out, err
 		}
+		// Decoded by the YAML parser sigs.k8s.io/yaml (Helm's) uses, straight
+		// into these fields: the rest of the document (a CRD's schema, most
+		// of its bytes) is parsed but never converted to JSON and back.
+		// Keys match exactly, as Kubernetes reads them ("Group" is not
+		// spec.group).
 		var obj struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
+			APIVersion string `yaml:"apiVersion"`
+			Kind       string `yaml:"kind"`
 			Metadata   struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
+				Name string `yaml:"name"`
+			} `yaml:"metadata"`
 			Spec struct {
-				Group string `json:"group"`
-			} `json:"spec"`
+				Group string `yaml:"group"`
+			} `yaml:"spec"`
 		}
 		if err := yaml.Unmarshal(doc, &obj); err != nil {
 			return out, err
