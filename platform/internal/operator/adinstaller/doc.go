@@ -2,8 +2,10 @@
 // charts: its ApplicationDefinitions and the ValidatingAdmissionPolicies
 // (and bindings) shipped with them (contracts/artifact, "definitions
 // layers"). The PackageSource reconciler calls Install for the revision it
-// serves, so a catalog's kinds appear in the application API when its
-// source is Ready, and only then: a catalog refused for its requirements
+// serves (through InstallForSource, which reads the source past the cache
+// so that a source deleted meanwhile gets no new kind), so a catalog's
+// kinds appear in the application API when its source is Ready, and only
+// then: a catalog refused for its requirements
 // installs no kind (contracts/artifact/README.md, "Definitions: the
 // ApplicationDefinitions and their policies").
 //

@@ -42,7 +42,9 @@ func (r *Reconciler) publishAndInstall(ctx context.Context, c *candidate, fetche
 		}
 		return res
 	}
-	installed, err := adinstaller.Install(ctx, r.Client, ps.Name, c.objs)
+	// ps may come from a cache that has not seen its deletion yet: the
+	// install checks past it, so a deleted source gets no new definition.
+	installed, err := adinstaller.InstallForSource(ctx, r.Client, r.APIReader, ps, c.objs)
 	if err != nil {
 		res := status.Result{State: status.StateProgressing, Reason: v1alpha1.ReasonProgressing,
 			Message: fmt.Sprintf("installing the ApplicationDefinitions of %s: %v", rev.Revision(), err)}
