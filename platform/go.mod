@@ -24,6 +24,7 @@ require (
 	github.com/spf13/pflag v1.1.0
 	github.com/tidwall/gjson v1.18.0
 	go.etcd.io/etcd/client/v3 v3.7.0
+	golang.org/x/sync v0.25.0
 	golang.org/x/text v0.44.0
 	helm.sh/helm/v3 v3.22.0
 	k8s.io/api v0.37.2
@@ -129,7 +130,6 @@ require (
 	golang.org/x/mod v0.43.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
 	golang.org/x/time v0.15.0 // indirect

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"cozystack.io/contracts/apis/cozystack/v1alpha1"
 	"cozystack.io/contracts/schemas"
+	"cozystack.io/sdk/charttest"
 )
 
 // The K2 values the rule renders with are a document the platform could
@@ -23,6 +25,16 @@ func TestExampleK2IsValid(t *testing.T) {
 	}
 	if err := s.Validate(exampleK2()); err != nil {
 		t.Errorf("exampleK2 is not valid under %s: %v", schemas.K2ClusterValues, err)
+	}
+}
+
+// exampleK2 and the SDK's charttest.K2Values are the same cluster values:
+// each side keeps its copy (contracts does not import sdk, and the SDK
+// stands alone, boundaries.yaml), so this test keeps them equal. Only the
+// namespace's host differs, by namespace.
+func TestExampleK2IsCharttestK2Values(t *testing.T) {
+	if diff := cmp.Diff(charttest.K2Values()["_cluster"], exampleK2()["_cluster"]); diff != "" {
+		t.Errorf("_cluster of charttest.K2Values (-) and exampleK2 (+) differ; change both:\n%s", diff)
 	}
 }
 

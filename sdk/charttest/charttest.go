@@ -25,8 +25,9 @@ const Namespace = "tenant-test"
 
 // K2Values returns the `_cluster` and `_namespace` objects as
 // cozystack-controller projects them into Namespace with a ClusterValues
-// holding only required fields and defaults. Each call returns a fresh
-// copy.
+// holding only required fields and defaults (contracts/conformance keeps
+// the same _cluster for its rendering; a test there keeps both equal).
+// Each call returns a fresh copy.
 func K2Values() map[string]any {
 	return map[string]any{
 		"_cluster": map[string]any{

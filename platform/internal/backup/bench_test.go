@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -196,23 +196,12 @@ func benchClass(b *testing.B) {
 // parallel runs f(0..n-1), 16 at a time, failing b on the first error.
 func parallel(b *testing.B, n int, f func(i int) error) {
 	b.Helper()
-	errs := make(chan error, n)
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(16)
 	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := f(i); err != nil {
-				errs <- err
-			}
-		}()
+		g.Go(func() error { return f(i) })
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	if err := g.Wait(); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -7,10 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -103,29 +103,22 @@ func controllerProcess(b *testing.B) (int, string) {
 func createTenantsParallel(b *testing.B, prefix string, n int) []string {
 	b.Helper()
 	names := make([]string, n)
-	errs := make(chan error, n)
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(16)
 	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			name := fmt.Sprintf("%s-%04d", prefix, i)
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
 				v1alpha1.LabelTenant: name, v1alpha1.LabelHost: name + ".example.org", v1alpha1.LabelIngress: "tenant-root",
 			}}}
 			if err := c.Create(context.Background(), ns); err != nil {
-				errs <- err
-				return
+				return err
 			}
 			names[i] = name
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	if err := g.Wait(); err != nil {
 		b.Fatalf("create namespace: %v", err)
 	}
 	b.Cleanup(func() {
